@@ -1,0 +1,45 @@
+// Type-aware lint for the whole workspace (DESIGN.md: no floating promises, exhaustive switches).
+// Lives in .config/ to keep the repository's top level to what DESIGN.md lists.
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+export default tseslint.config(
+  {
+    ignores: ['**/node_modules/**', '**/dist/**', 'libs/contracts/src/generated/**', '.tools/**', '.run/**'],
+  },
+  js.configs.recommended,
+  {
+    files: ['**/*.mjs', '**/*.js'],
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } },
+  },
+  {
+    files: ['**/*.ts'],
+    extends: [...tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: root },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite'] }] },
+      ],
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'Read configuration through the service config (DESIGN.md).' },
+      ],
+    },
+  },
+  {
+    // Config modules and tests may read the environment; the runner and set-up scripts are plain JS.
+    files: ['**/config.ts', '**/*.test.ts', 'libs/config/src/**', 'libs/devcluster/src/**', 'test/**'],
+    rules: { 'no-restricted-properties': 'off' },
+  },
+);

@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// Idempotent set-up shared by `npm start` and `npm test`: Debian packages, pnpm, the workspace
+// install and the TypeScript build. Plain Node with no dependencies, because it runs before any
+// package is installed. Nothing here downloads from outside the npm registry and Debian.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+// Executable the cluster needs → the Debian package that provides it.
+const debianPackages = [
+  { bin: 'nats-server', pkg: 'nats-server' },
+  { bin: 'redis-server', pkg: 'redis-server' },
+];
+
+function log(message) {
+  process.stdout.write(`[setup] ${message}\n`);
+}
+
+function onPath(bin) {
+  for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/bin', '/sbin'])) {
+    if (dir && existsSync(join(dir, bin))) return true;
+  }
+  return false;
+}
+
+function run(cmd, args, options = {}) {
+  const result = spawnSync(cmd, args, { stdio: 'inherit', cwd: root, ...options });
+  if (result.status !== 0) {
+    throw new Error(`${cmd} ${args.join(' ')} exited with ${result.status ?? result.signal}`);
+  }
+}
+
+function ensureDebianPackages() {
+  const missing = debianPackages.filter(({ bin }) => !onPath(bin)).map(({ pkg }) => pkg);
+  if (missing.length === 0) return;
+  if (process.getuid?.() !== 0) {
+    throw new Error(`missing Debian packages: ${missing.join(' ')} (run as root, or: sudo apt-get install ${missing.join(' ')})`);
+  }
+  log(`installing Debian packages: ${missing.join(' ')}`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  run('apt-get', ['update', '-q'], { env });
+  run('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...missing], { env });
+}
+
+// pnpm comes from the npm registry through corepack when it works, else through npx.
+function pnpmCommand() {
+  const version = JSON.parse(execFileSync('node', ['-p', 'JSON.stringify(require("./package.json").packageManager)'], { cwd: root, encoding: 'utf8' }));
+  const env = { ...process.env, COREPACK_ENABLE_DOWNLOAD_PROMPT: '0', COREPACK_ENABLE_STRICT: '0' };
+  const probe = spawnSync('corepack', [version.split('@')[0], '--version'], { cwd: root, env, encoding: 'utf8' });
+  if (probe.status === 0) return { cmd: 'corepack', args: ['pnpm'], env };
+  log('corepack unavailable, using npx');
+  return { cmd: 'npx', args: ['--yes', version], env };
+}
+
+function main() {
+  ensureDebianPackages();
+  const pnpm = pnpmCommand();
+  const env = { ...pnpm.env, ONNXRUNTIME_NODE_INSTALL: 'skip' };
+  log('installing the workspace');
+  run(pnpm.cmd, [...pnpm.args, 'install', '--frozen-lockfile', '--reporter=append-only'], { env });
+  // `npm test` builds as its own counted check, so a type error is reported, not fatal here.
+  if (process.argv.includes('--no-build')) return;
+  log('building');
+  run(pnpm.cmd, [...pnpm.args, 'run', '--silent', 'build'], { env });
+}
+
+try {
+  main();
+} catch (error) {
+  process.stderr.write(`[setup] failed: ${error.message}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,2 @@
+export { createLogger, type Logger, type LoggerOptions } from './logger.js';
+export { createRegistry, startMetricsServer, type MetricsServer } from './metrics.js';
