@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { waitForServing } from '@switchboard/grpc';
+import { startNats, startRedis, type InfraHandle } from './infra.js';
+import { freePort } from './ports.js';
+import { ManagedProcess } from './process.js';
+
+/** The workers the gateway knows how to reach, in the order they are started. */
+export const workerNames = ['llm', 'whisper', 'diffusion', 'animation', 'browser'] as const;
+
+export interface ClusterOptions {
+  /** Repository root (where services/ and .run/ live). */
+  root: string;
+  /** The environment the operator gave (API.md §9 variables pass through to every process). */
+  env: NodeJS.ProcessEnv;
+  /** Receives every output line of every process, prefixed with its name. */
+  onLine?: (service: string, line: string) => void;
+  /** Called when a process exits on its own while the cluster runs. */
+  onCrash?: (service: string, output: string) => void;
+  readyTimeoutMs?: number;
+}
+
+export interface Cluster {
+  gatewayUrl: string;
+  adminToken: string;
+  /** Every process started, by name: infra, workers and the gateway. */
+  processes: Map<string, ManagedProcess>;
+  /** Names of the workers found and started (those whose build exists). */
+  workers: string[];
+  stop(): Promise<void>;
+}
+
+async function waitForHttp(url: string, proc: ManagedProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (!proc.running) throw new Error(`${proc.name} exited during start-up:\n${proc.recentOutput()}`);
+    const ok = await fetch(url).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${proc.name} not ready at ${url} within ${timeoutMs} ms:\n${proc.recentOutput()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * The whole local cluster: NATS (JetStream) and Redis unless NATS_URL / REDIS_URL point
+ * elsewhere, every built worker as its own process on a free gRPC port, then the gateway. Returns
+ * once the workers report SERVING and the gateway is ready.
+ */
+export async function startCluster(options: ClusterOptions): Promise<Cluster> {
+  const { root, env } = options;
+  const timeout = options.readyTimeoutMs ?? 120_000;
+  const processes = new Map<string, ManagedProcess>();
+  const infra: InfraHandle[] = [];
+  let stopping = false;
+
+  const stop = async () => {
+    stopping = true;
+    // Reverse start order: the gateway drains first, the brokers go last.
+    for (const proc of [...processes.values()].reverse()) await proc.stop(10_000);
+    for (const handle of infra.reverse()) await handle.stop();
+  };
+
+  const spawnService = (name: string, serviceEnv: NodeJS.ProcessEnv) => {
+    const proc = new ManagedProcess(name, process.execPath, [join(root, 'services', name, 'dist', 'main.js')], undefined, {
+      env: serviceEnv,
+      cwd: root,
+      onLine: (line) => options.onLine?.(name, line),
+    });
+    processes.set(name, proc);
+    void proc.exited.then(() => {
+      if (!stopping) options.onCrash?.(name, proc.recentOutput());
+    });
+    return proc;
+  };
+
+  try {
+    let natsUrl = env.NATS_URL;
+    if (!natsUrl) {
+      // Keys live in JetStream KV: keep its store between runs so created keys survive a restart.
+      const storeDir = join(env.SWITCHBOARD_STATE_DIR || join(root, '.run'), 'nats');
+      mkdirSync(storeDir, { recursive: true });
+      const nats = await startNats({ storeDir });
+      infra.push(nats);
+      natsUrl = nats.url;
+    }
+    let redisUrl = env.REDIS_URL;
+    if (!redisUrl) {
+      const redis = await startRedis();
+      infra.push(redis);
+      redisUrl = redis.url;
+    }
+    const adminToken = env.ADMIN_TOKEN || randomBytes(24).toString('base64url');
+    const shared: NodeJS.ProcessEnv = { ...env, NATS_URL: natsUrl, REDIS_URL: redisUrl };
+
+    const built = workerNames.filter((name) => existsSync(join(root, 'services', name, 'dist', 'main.js')));
+    const addresses: Record<string, string> = {};
+    for (const name of built) {
+      const port = await freePort();
+      addresses[`${name.toUpperCase()}_ADDR`] = `127.0.0.1:${port}`;
+      spawnService(name, { ...shared, GRPC_PORT: String(port), GRPC_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) });
+    }
+    await Promise.all(
+      built.map(async (name) => {
+        const status = await waitForServing(addresses[`${name.toUpperCase()}_ADDR`]!, { timeoutMs: timeout });
+        if (status !== 'SERVING') throw new Error(`${name} did not report SERVING (${status}):\n${processes.get(name)?.recentOutput() ?? ''}`);
+      }),
+    );
+
+    const gatewayPort = env.GATEWAY_PORT || '8080';
+    const gateway = spawnService('gateway', {
+      ...shared,
+      ...addresses,
+      ADMIN_TOKEN: adminToken,
+      GATEWAY_PORT: gatewayPort,
+      METRICS_PORT: env.GATEWAY_METRICS_PORT || String(await freePort()),
+    });
+    const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+    await waitForHttp(`${gatewayUrl}/readyz`, gateway, timeout);
+    return { gatewayUrl, adminToken, processes, workers: built, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,106 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { canConnect, freePort } from './ports.js';
+import { startNats, startRedis } from './infra.js';
+import { firstBytes } from './ports.js';
+
+test('freePort returns a bindable port', async () => {
+  const port = await freePort();
+  assert.ok(port > 0 && port < 65536);
+  assert.equal(await canConnect(port), false);
+});
+
+test('startNats serves the NATS protocol with JetStream, and stop removes its temp store', async () => {
+  const nats = await startNats();
+  try {
+    assert.match(nats.url, /^nats:\/\/127\.0\.0\.1:\d+$/);
+    const info = await firstBytes(nats.port, null);
+    assert.ok(info?.startsWith('INFO '));
+    assert.match(info ?? '', /"jetstream":true/);
+    assert.ok(nats.process.recentOutput().includes('Server is ready'));
+  } finally {
+    await nats.stop();
+  }
+  assert.equal(await canConnect(nats.port), false);
+  const storeDir = /-sd (\S+)/.exec(nats.process.child.spawnargs.join(' '))?.[1];
+  assert.ok(storeDir);
+  assert.equal(existsSync(storeDir), false);
+});
+
+test('two servers started together get different ports', async () => {
+  const [a, b] = await Promise.all([startNats(), startNats()]);
+  try {
+    assert.notEqual(a.port, b.port);
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+});
+
+test('startRedis answers PING; kill, pause and restart on the same port', async () => {
+  const redis = await startRedis();
+  try {
+    assert.match(redis.url, /^redis:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(await firstBytes(redis.port, 'PING\r\n'), '+PONG\r\n');
+
+    redis.pause();
+    assert.equal(
+      await firstBytes(redis.port, 'PING\r\n', '127.0.0.1', 300),
+      null,
+      'a paused server answers nothing',
+    );
+    redis.resume();
+    assert.equal(await firstBytes(redis.port, 'PING\r\n'), '+PONG\r\n');
+
+    await redis.kill();
+    assert.equal(await canConnect(redis.port), false);
+    await redis.restart();
+    assert.equal(await firstBytes(redis.port, 'PING\r\n'), '+PONG\r\n');
+  } finally {
+    await redis.stop();
+  }
+  assert.equal(await canConnect(redis.port), false);
+});
+
+test('an explicit port that is taken fails with the server output', async () => {
+  const redis = await startRedis();
+  try {
+    await assert.rejects(startRedis({ port: redis.port }), /redis-server exited during start-up/);
+  } finally {
+    await redis.stop();
+  }
+});
+
+/** Runs a child node process that starts Redis, prints its port, then ends as `how` says. */
+async function orphanCheck(how: 'exit' | 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  const infra = fileURLToPath(new URL('./infra.js', import.meta.url));
+  const script = `
+    const { startRedis } = await import(${JSON.stringify(infra)});
+    const r = await startRedis();
+    process.stdout.write(r.port + '\\n');
+    // Stay alive until the parent has seen the server; then exit without calling stop().
+    process.stdin.once('data', () => process.exit(0));
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
+    child.once('exit', (code) => reject(new Error(`child exited early (${code})`)));
+  });
+  assert.equal(await canConnect(port), true);
+  if (how === 'exit') child.stdin.write('go\n');
+  else child.kill(how);
+  await new Promise((resolve) => child.once('exit', resolve).exitCode !== null && resolve(undefined));
+  const deadline = Date.now() + 3000;
+  while ((await canConnect(port)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(await canConnect(port), false, `redis on ${port} outlived its parent (${how})`);
+}
+
+test('servers do not outlive the process that started them', async (t) => {
+  await t.test('normal exit', () => orphanCheck('exit'));
+  await t.test('SIGTERM', () => orphanCheck('SIGTERM'));
+  await t.test('SIGKILL', () => orphanCheck('SIGKILL'));
+});

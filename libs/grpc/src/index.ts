@@ -1,0 +1,28 @@
+/**
+ * @switchboard/grpc — gRPC plumbing shared by every worker and the gateway.
+ *
+ * Workers:  startGrpcServer({ port, logger, services: [defineService('Llm', { … })] }), then
+ *           server.health.setAll('SERVING') once models are loaded, and shutdownOnSignals(server, …).
+ *           Handlers are `async (request, ctx) => response`, `async function* (request, ctx)` for
+ *           server streaming, `async (requests, ctx) => response` for client streaming; ctx carries
+ *           requestId, keyId, a child logger and an AbortSignal; a thrown SwitchboardError reaches
+ *           the caller as its code, anything else as `internal`.
+ * Gateway:  createClient(Llm, address, { deadlineMs }), unary(client.Complete.bind(client), req,
+ *           callMetadata({ requestId, keyId })), checkHealth(address).
+ */
+export { clientKeepalive, serverKeepalive, retryServiceConfig } from './channel-options.js';
+export { createClient, unary, type ClientConstructor, type CreateClientOptions, type UnaryMethod, type UnaryOptions } from './client.js';
+export type { RequestContext } from './context.js';
+export type { ClientStreamHandler, ContextHandler, ContextImplementation, ServerStreamHandler, UnaryHandler } from './handlers.js';
+export { HealthReporter, OVERALL, type ReportedStatus, type ServingStatus } from './health.js';
+export { checkHealth, waitForServing, type HealthStatus, type WaitOptions } from './health-check.js';
+export { callMetadata, metadataKeys, readMetadata, type CallIdentity } from './metadata.js';
+export {
+  defineService,
+  shutdownOnSignals,
+  startGrpcServer,
+  type GrpcServer,
+  type GrpcServerOptions,
+  type ServiceRegistration,
+  type SignalOptions,
+} from './server.js';

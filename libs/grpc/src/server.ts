@@ -1,0 +1,132 @@
+import { type ChannelOptions, Server, ServerCredentials, type ServiceDefinition } from '@grpc/grpc-js';
+import { Health, type ServiceTypes, services as contractServices } from '@switchboard/contracts';
+import type { Logger } from '@switchboard/telemetry';
+import { serverKeepalive } from './channel-options.js';
+import { type ContextImplementation, wrapImplementation } from './handlers.js';
+import { HealthReporter, type ReportedStatus, serviceNameOf } from './health.js';
+
+/** A service to serve: its definition and a context-style implementation (see defineService). */
+export interface ServiceRegistration {
+  definition: ServiceDefinition;
+  implementation: Record<string, unknown>;
+}
+
+/**
+ * Pairs a service from @switchboard/contracts with its implementation, typed from the generated
+ * Handlers type: `defineService('Llm', { Complete: async (req, ctx) => …, StreamComplete: … })`.
+ */
+export function defineService<N extends Exclude<keyof ServiceTypes, 'Health'>>(
+  name: N,
+  implementation: ContextImplementation<ServiceTypes[N]['handlers']>,
+): ServiceRegistration {
+  return { definition: contractServices[name].service, implementation };
+}
+
+export interface GrpcServerOptions {
+  /** 0 = any free port; the bound one is in the result. */
+  port: number;
+  /** Default 0.0.0.0 (all IPv4 interfaces, as in a pod); tests use 127.0.0.1. */
+  host?: string;
+  logger: Logger;
+  services: ServiceRegistration[];
+  /** Health at start, for every service and overall. Default NOT_SERVING: models load first. */
+  initialStatus?: ReportedStatus;
+  /** Extra grpc-js server options, over the defaults (keepalive, ping permits). */
+  channelOptions?: ChannelOptions;
+}
+
+export interface GrpcServer {
+  readonly port: number;
+  /** Flip SERVING / NOT_SERVING, per service (by full name) or all at once. */
+  readonly health: HealthReporter;
+  readonly server: Server;
+  /** Stops taking calls, lets in-flight ones finish for up to graceMs, then cuts the rest. */
+  shutdown(graceMs?: number): Promise<void>;
+}
+
+export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcServer> {
+  const { host = '0.0.0.0', logger } = options;
+  const server = new Server({ ...serverKeepalive, ...options.channelOptions });
+  const names = options.services.map((s) => serviceNameOf(s.definition));
+  const health = new HealthReporter(names, options.initialStatus);
+  server.addService(Health.service, health.handlers);
+  for (const { definition, implementation } of options.services) {
+    server.addService(definition, wrapImplementation(definition, implementation, logger));
+  }
+
+  const address = host.includes(':') ? `[${host}]:${options.port}` : `${host}:${options.port}`;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
+  });
+  logger.info({ host, port, services: names }, 'grpc server listening');
+
+  let shuttingDown: Promise<void> | undefined;
+  const shutdown = (graceMs = 10_000): Promise<void> => {
+    shuttingDown ??= drain(server, health, logger, graceMs);
+    return shuttingDown;
+  };
+  return { port, health, server, shutdown };
+}
+
+async function drain(server: Server, health: HealthReporter, logger: Logger, graceMs: number): Promise<void> {
+  // NOT_SERVING first, so probes and watchers stop sending here while we finish what we have.
+  health.close();
+  logger.info({ graceMs }, 'grpc server draining');
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      logger.warn({ graceMs }, 'grpc server grace period over, cancelling calls still running');
+      server.forceShutdown();
+      resolve();
+    }, graceMs);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  logger.info('grpc server stopped');
+}
+
+export interface SignalOptions {
+  logger: Logger;
+  /** Time in-flight calls get after SIGTERM. Kubernetes' default grace period is 30 s in all. */
+  graceMs?: number;
+  /** Called after the server has drained: close queues, sessions, metrics. */
+  onShutdown?: () => Promise<void> | void;
+  /** Exits the process when done (default true). */
+  exit?: boolean;
+}
+
+/**
+ * SIGTERM/SIGINT → drain once, run onShutdown, exit 0 (1 if any of it failed). A repeated signal
+ * while draining is logged and otherwise ignored. Returns a function that removes the handlers.
+ */
+export function shutdownOnSignals(server: Pick<GrpcServer, 'shutdown'>, options: SignalOptions): () => void {
+  const { logger, graceMs = 20_000, exit = true } = options;
+  let started = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (started) {
+      logger.warn({ signal }, 'already shutting down');
+      return;
+    }
+    started = true;
+    logger.info({ signal }, 'shutting down');
+    (async () => {
+      await server.shutdown(graceMs);
+      await options.onShutdown?.();
+    })().then(
+      () => {
+        if (exit) process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        if (exit) process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  return () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  };
+}

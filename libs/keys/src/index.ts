@@ -1,0 +1,13 @@
+export { parseApiKey, formatApiKey, hashSecret, isKeyId, type ParsedApiKey } from './format.js';
+export {
+  publicView,
+  tiers,
+  type Tier,
+  type KeyStatus,
+  type KeyRecord,
+  type StoredSecret,
+  type PublicKeyView,
+} from './record.js';
+export { normalizeCidr, GRACE_SECONDS_MAX, type CreateKeyInput, type KeyPatch } from './validate.js';
+export { KeyStore, DEFAULT_BUCKET, type KeyStoreOptions, type IssuedKey } from './store.js';
+export type { Logger } from './watch.js';

@@ -1,0 +1,86 @@
+/** The stored shape of a key (JSON in NATS KV, one entry per key id). */
+
+export const tiers = ['basic', 'professional', 'enterprise'] as const;
+export type Tier = (typeof tiers)[number];
+
+export type KeyStatus = 'active' | 'revoked';
+
+export interface StoredSecret {
+  /** Hex SHA-256 of the secret. */
+  hash: string;
+  /** ISO time after which this secret no longer works (set by rotation); null = no end. */
+  expires_at: string | null;
+}
+
+export interface KeyRecord {
+  id: string;
+  name: string;
+  tier: Tier;
+  ip_allowlist: string[];
+  rate_limit_per_minute: number | null;
+  created_at: string;
+  status: KeyStatus;
+  prefix: string;
+  secrets: StoredSecret[];
+}
+
+/** What admin responses show: never hashes. */
+export interface PublicKeyView {
+  id: string;
+  name: string;
+  tier: Tier;
+  ip_allowlist: string[];
+  rate_limit_per_minute: number | null;
+  created_at: string;
+  prefix: string;
+  last_used_at: string | null;
+  status: KeyStatus;
+}
+
+export function publicView(record: KeyRecord, lastUsedAt: string | null = null): PublicKeyView {
+  return {
+    id: record.id,
+    name: record.name,
+    tier: record.tier,
+    ip_allowlist: [...record.ip_allowlist],
+    rate_limit_per_minute: record.rate_limit_per_minute,
+    created_at: record.created_at,
+    prefix: record.prefix,
+    last_used_at: lastUsedAt,
+    status: record.status,
+  };
+}
+
+const HASH_PATTERN = /^[0-9a-f]{64}$/;
+
+function isStringArray(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string');
+}
+
+/**
+ * Shape check for what comes back from the KV: a record another (maybe newer or older) replica
+ * wrote. A record that fails is ignored rather than trusted half-way.
+ */
+export function isKeyRecord(value: unknown): value is KeyRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const r = value as Record<string, unknown>;
+  return (
+    typeof r['id'] === 'string' &&
+    typeof r['name'] === 'string' &&
+    (tiers as readonly unknown[]).includes(r['tier']) &&
+    isStringArray(r['ip_allowlist']) &&
+    (r['rate_limit_per_minute'] === null || typeof r['rate_limit_per_minute'] === 'number') &&
+    typeof r['created_at'] === 'string' &&
+    (r['status'] === 'active' || r['status'] === 'revoked') &&
+    typeof r['prefix'] === 'string' &&
+    Array.isArray(r['secrets']) &&
+    r['secrets'].every(
+      (s: unknown) =>
+        typeof s === 'object' &&
+        s !== null &&
+        typeof (s as StoredSecret).hash === 'string' &&
+        HASH_PATTERN.test((s as StoredSecret).hash) &&
+        ((s as StoredSecret).expires_at === null || typeof (s as StoredSecret).expires_at === 'string'),
+    )
+  );
+}

@@ -1,0 +1,9 @@
+export { createRedisClient, rateLimitRedisOptions } from './client.js';
+export {
+  createRateLimiter,
+  WINDOW_SECONDS,
+  type RateLimiter,
+  type RateLimiterOptions,
+  type RateLimitResult,
+  type Logger,
+} from './limiter.js';

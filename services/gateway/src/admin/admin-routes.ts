@@ -1,0 +1,40 @@
+import { Router } from 'express';
+import type { KeyStore } from '@switchboard/keys';
+import { requireAdminToken } from '../auth/admin-token.js';
+import type { AuthFailureGuard } from '../auth/authenticate.js';
+import type { WorkerClients } from '../clients/index.js';
+import { callContext } from '../clients/call-context.js';
+import type { EventPublisher } from '../ops/events.js';
+import { sendPage } from '../ops/public-docs.js';
+import { dashboardPage } from './dashboard-page.js';
+import { keysRouter } from './keys-routes.js';
+
+interface AdminDeps {
+  keys: KeyStore;
+  events: EventPublisher;
+  clients: WorkerClients;
+  guard: AuthFailureGuard;
+  adminToken: string;
+  bodyLimitBytes: number;
+}
+
+/**
+ * /admin: the dashboard page is public (it holds no data; it asks for the token), everything
+ * under /admin/api needs the admin token — never an API key.
+ */
+export function adminRouter(deps: AdminDeps): Router {
+  const router = Router();
+  router.get('/', (_req, res) => sendPage(res, dashboardPage));
+  router.use('/api', requireAdminToken(deps.adminToken, deps.guard));
+  router.use('/api', keysRouter(deps.keys, deps.events, deps.bodyLimitBytes));
+  router.get('/api/status', async (_req, res) => {
+    const ctx = callContext(res);
+    const [workers, sessions, jobs] = await Promise.all([
+      deps.clients.health(),
+      deps.clients.browser.listSessions(ctx).catch(() => null),
+      deps.clients.animation.list('', ctx).catch(() => null),
+    ]);
+    res.json({ workers, browser_sessions: sessions, animation_jobs: jobs });
+  });
+  return router;
+}

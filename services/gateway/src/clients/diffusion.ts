@@ -1,0 +1,25 @@
+import { Diffusion, type DiffusionClient as GrpcDiffusion, type GenerateImageRequest, type GenerateImageResponse__Output, type ModelInfo__Output } from '@switchboard/contracts';
+import { callMetadata, createClient, unary } from '@switchboard/grpc';
+import type { Logger } from '@switchboard/telemetry';
+import type { CallContext } from './call-context.js';
+import type { Capability, ModelLister } from './model-lister.js';
+import type { WorkerEndpoint } from './worker-endpoint.js';
+
+/** The gateway's one door to the diffusion worker. */
+export class DiffusionClient implements ModelLister {
+  readonly capability: Capability = 'diffusion';
+  readonly grpc: GrpcDiffusion;
+
+  constructor(endpoint: WorkerEndpoint, logger: Logger) {
+    this.grpc = createClient(Diffusion, endpoint.address, { deadlineMs: endpoint.deadlineMs, logger });
+  }
+
+  generate(request: GenerateImageRequest, ctx: CallContext): Promise<GenerateImageResponse__Output> {
+    return unary(this.grpc.GenerateImage.bind(this.grpc), request, callMetadata(ctx), { signal: ctx.signal });
+  }
+
+  async listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
+    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), { deadline: Date.now() + 2000 });
+    return list.models;
+  }
+}

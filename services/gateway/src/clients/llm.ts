@@ -1,0 +1,30 @@
+import { Llm, type CompleteChunk__Output, type CompleteRequest, type CompleteResponse__Output, type LlmClient as GrpcLlm, type ModelInfo__Output } from '@switchboard/contracts';
+import { callMetadata, createClient, unary } from '@switchboard/grpc';
+import type { Logger } from '@switchboard/telemetry';
+import type { CallContext } from './call-context.js';
+import type { Capability, ModelLister } from './model-lister.js';
+import { readStream } from './streaming.js';
+import type { WorkerEndpoint } from './worker-endpoint.js';
+
+/** The gateway's one door to the llm worker. */
+export class LlmClient implements ModelLister {
+  readonly capability: Capability = 'llm';
+  readonly grpc: GrpcLlm;
+
+  constructor(endpoint: WorkerEndpoint, logger: Logger) {
+    this.grpc = createClient(Llm, endpoint.address, { deadlineMs: endpoint.deadlineMs, logger });
+  }
+
+  complete(request: CompleteRequest, ctx: CallContext): Promise<CompleteResponse__Output> {
+    return unary(this.grpc.Complete.bind(this.grpc), request, callMetadata(ctx), { signal: ctx.signal });
+  }
+
+  stream(request: CompleteRequest, ctx: CallContext): AsyncIterable<CompleteChunk__Output> {
+    return readStream(this.grpc.StreamComplete(request, callMetadata(ctx)), ctx.signal);
+  }
+
+  async listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
+    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), { deadline: Date.now() + 2000 });
+    return list.models;
+  }
+}

@@ -1,0 +1,66 @@
+import type { ClientReadableStream, ClientWritableStream, ServiceError } from '@grpc/grpc-js';
+import { SwitchboardError, fromGrpcError } from '@switchboard/errors';
+
+/**
+ * A server-streaming call as an async iterable. Failures surface as SwitchboardErrors; leaving
+ * the loop early or aborting `signal` cancels the call, so the worker stops generating.
+ */
+export async function* readStream<T>(call: ClientReadableStream<T>, signal?: AbortSignal): AsyncGenerator<T> {
+  const cancel = () => call.cancel();
+  signal?.addEventListener('abort', cancel, { once: true });
+  let finished = false;
+  try {
+    for await (const message of call) yield message as T;
+    finished = true;
+  } catch (error) {
+    finished = true;
+    throw fromGrpcError(error as ServiceError);
+  } finally {
+    signal?.removeEventListener('abort', cancel);
+    if (!finished) call.cancel();
+  }
+}
+
+/**
+ * The sending side of a client-streaming call with backpressure: `send` resolves once the message
+ * is accepted (or buffered under the high-water mark) and rejects as soon as the call has failed.
+ */
+export class StreamSender<Req, Res> {
+  private failure: SwitchboardError | undefined;
+  readonly response: Promise<Res>;
+
+  constructor(
+    private readonly call: ClientWritableStream<Req>,
+    response: Promise<Res>,
+  ) {
+    this.response = response.catch((error: unknown) => {
+      this.failure = error instanceof SwitchboardError ? error : fromGrpcError(error as ServiceError);
+      throw this.failure;
+    });
+    // Failures are also observed through send()/finish(); never leave this one unhandled.
+    this.response.catch(() => undefined);
+  }
+
+  async send(message: Req): Promise<void> {
+    if (this.failure) throw this.failure;
+    if (this.call.write(message)) return;
+    await new Promise<void>((resolve, reject) => {
+      const done = () => {
+        this.call.off('drain', done);
+        resolve();
+      };
+      this.call.on('drain', done);
+      this.response.catch(reject);
+    });
+  }
+
+  /** Ends the upload and waits for the worker's answer. */
+  finish(): Promise<Res> {
+    this.call.end();
+    return this.response;
+  }
+
+  cancel(): void {
+    this.call.cancel();
+  }
+}

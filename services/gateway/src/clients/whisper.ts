@@ -1,0 +1,37 @@
+import { Whisper, type ModelInfo__Output, type TranscribeChunk, type TranscribeResponse__Output, type WhisperClient as GrpcWhisper } from '@switchboard/contracts';
+import { callMetadata, createClient, unary } from '@switchboard/grpc';
+import type { Logger } from '@switchboard/telemetry';
+import type { CallContext } from './call-context.js';
+import type { Capability, ModelLister } from './model-lister.js';
+import { StreamSender } from './streaming.js';
+import type { WorkerEndpoint } from './worker-endpoint.js';
+
+export type TranscriptionUpload = StreamSender<TranscribeChunk, TranscribeResponse__Output>;
+
+/** The gateway's one door to the whisper worker. */
+export class WhisperClient implements ModelLister {
+  readonly capability: Capability = 'whisper';
+  readonly grpc: GrpcWhisper;
+
+  constructor(endpoint: WorkerEndpoint, logger: Logger) {
+    this.grpc = createClient(Whisper, endpoint.address, { deadlineMs: endpoint.deadlineMs, logger });
+  }
+
+  /** Opens the client stream; the caller sends the options, then the bytes, then finishes. */
+  transcribe(ctx: CallContext): TranscriptionUpload {
+    let call: ReturnType<GrpcWhisper['Transcribe']> | undefined;
+    const response = new Promise<TranscribeResponse__Output>((resolve, reject) => {
+      call = this.grpc.Transcribe(callMetadata(ctx), (error, result) => {
+        if (error) reject(error);
+        else if (result) resolve(result);
+        else reject(new Error('empty response'));
+      });
+    });
+    return new StreamSender(call!, response);
+  }
+
+  async listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
+    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), { deadline: Date.now() + 2000 });
+    return list.models;
+  }
+}

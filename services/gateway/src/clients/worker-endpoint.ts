@@ -1,0 +1,5 @@
+/** Where a worker listens and how long its calls may take (from the gateway's config). */
+export interface WorkerEndpoint {
+  address: string;
+  deadlineMs: number;
+}

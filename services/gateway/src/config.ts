@@ -1,0 +1,88 @@
+import { env, loadConfig } from '@switchboard/config';
+import { z } from 'zod';
+
+export const tierNames = ['basic', 'professional', 'enterprise'] as const;
+export type TierName = (typeof tierNames)[number];
+
+const tierPolicy = z.object({
+  requests_per_minute: z.number().int().positive(),
+  browser_sessions: z.number().int().min(0),
+  upload_limit_bytes: z.number().int().positive(),
+  animation_jobs: z.number().int().min(0),
+});
+export type TierPolicy = z.infer<typeof tierPolicy>;
+
+const MB = 1_000_000;
+/** API.md §1 defaults; TIER_POLICIES (JSON) overrides any field of any tier. */
+const defaultTierPolicies: Record<TierName, TierPolicy> = {
+  basic: { requests_per_minute: 60, browser_sessions: 2, upload_limit_bytes: 25 * MB, animation_jobs: 0 },
+  professional: { requests_per_minute: 600, browser_sessions: 10, upload_limit_bytes: 100 * MB, animation_jobs: 2 },
+  enterprise: { requests_per_minute: 6000, browser_sessions: 50, upload_limit_bytes: 500 * MB, animation_jobs: 10 },
+};
+
+const tierOverrides = z
+  .object(Object.fromEntries(tierNames.map((t) => [t, tierPolicy.partial().optional()])) as Record<TierName, z.ZodOptional<z.ZodObject<{ [K in keyof TierPolicy]: z.ZodOptional<z.ZodNumber> }>>>)
+  .strict()
+  .transform((overrides) =>
+    Object.fromEntries(tierNames.map((t) => [t, { ...defaultTierPolicies[t], ...overrides[t] }])) as Record<TierName, TierPolicy>,
+  );
+
+const schema = z
+  .object({
+    GATEWAY_PORT: env.port(8080),
+    GATEWAY_HOST: z.string().default('::'),
+    METRICS_PORT: env.port(9464),
+    LOG_LEVEL: env.logLevel,
+    ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters'),
+    IP_ALLOWLIST: env.cidrList(),
+    TRUSTED_PROXIES: env.cidrList(),
+    NATS_URL: env.url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222'),
+    REDIS_URL: env.url(['redis', 'rediss'], 'redis://127.0.0.1:6379'),
+    KEYS_BUCKET: z.string().regex(/^[A-Za-z0-9_-]+$/).default('switchboard_keys'),
+    RATE_LIMIT_PREFIX: z.string().default('sb:rl'),
+    AUTH_FAILURES_PER_MINUTE: env.positiveInt(30),
+    TIER_POLICIES: env.json(tierOverrides, '{}'),
+    JSON_BODY_LIMIT_BYTES: env.positiveInt(1 * MB),
+    LLM_ADDR: env.address('127.0.0.1:50051'),
+    WHISPER_ADDR: env.address('127.0.0.1:50052'),
+    DIFFUSION_ADDR: env.address('127.0.0.1:50053'),
+    ANIMATION_ADDR: env.address('127.0.0.1:50054'),
+    BROWSER_ADDR: env.address('127.0.0.1:50055'),
+    LLM_DEADLINE_MS: env.positiveInt(300_000),
+    WHISPER_DEADLINE_MS: env.positiveInt(600_000),
+    DIFFUSION_DEADLINE_MS: env.positiveInt(600_000),
+    ANIMATION_DEADLINE_MS: env.positiveInt(10_000),
+    BROWSER_DEADLINE_MS: env.positiveInt(60_000),
+    SHUTDOWN_GRACE_MS: env.positiveInt(10_000),
+  })
+  .transform((e) => ({
+    http: { port: e.GATEWAY_PORT, host: e.GATEWAY_HOST, jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES },
+    metricsPort: e.METRICS_PORT,
+    logLevel: e.LOG_LEVEL,
+    adminToken: e.ADMIN_TOKEN,
+    ipAllowlist: e.IP_ALLOWLIST,
+    trustedProxies: e.TRUSTED_PROXIES,
+    natsUrl: e.NATS_URL,
+    redisUrl: e.REDIS_URL,
+    keysBucket: e.KEYS_BUCKET,
+    rateLimitPrefix: e.RATE_LIMIT_PREFIX,
+    authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    tiers: e.TIER_POLICIES,
+    workers: {
+      llm: { address: e.LLM_ADDR, deadlineMs: e.LLM_DEADLINE_MS },
+      whisper: { address: e.WHISPER_ADDR, deadlineMs: e.WHISPER_DEADLINE_MS },
+      diffusion: { address: e.DIFFUSION_ADDR, deadlineMs: e.DIFFUSION_DEADLINE_MS },
+      animation: { address: e.ANIMATION_ADDR, deadlineMs: e.ANIMATION_DEADLINE_MS },
+      browser: { address: e.BROWSER_ADDR, deadlineMs: e.BROWSER_DEADLINE_MS },
+    },
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+  }));
+
+export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;
+
+export function loadGatewayConfig(source: Record<string, string | undefined> = process.env) {
+  return loadConfig(schema, source);
+}
+
+/** Every variable the gateway reads, so the chart and the runner can be checked against it. */
+export const gatewayEnvVars = Object.keys(schema.in.shape);

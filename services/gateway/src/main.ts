@@ -1,0 +1,88 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { connect } from 'nats';
+import { ConfigError } from '@switchboard/config';
+import { KeyStore } from '@switchboard/keys';
+import { createRateLimiter, createRedisClient } from '@switchboard/ratelimit';
+import { createLogger, createRegistry, startMetricsServer } from '@switchboard/telemetry';
+import { createWorkerClients } from './clients/index.js';
+import { loadGatewayConfig } from './config.js';
+import { EventPublisher } from './ops/events.js';
+import { createGatewayMetrics } from './ops/metrics.js';
+import { createApp } from './server.js';
+
+async function main(): Promise<void> {
+  const config = loadGatewayConfig();
+  const logger = createLogger({ service: 'gateway', level: config.logLevel });
+  const registry = createRegistry('gateway');
+  const metrics = createGatewayMetrics(registry);
+
+  // NATS reconnects forever: a broker restart must not take the gateway down.
+  const nats = await connect({ servers: config.natsUrl, name: 'switchboard-gateway', maxReconnectAttempts: -1 });
+  const keys = await KeyStore.open(nats, { bucket: config.keysBucket, logger });
+  await keys.ready;
+  const redis = createRedisClient(config.redisUrl);
+  const limiter = createRateLimiter({ redis, keyPrefix: config.rateLimitPrefix, logger });
+  const clients = createWorkerClients(config.workers, logger);
+  const events = new EventPublisher(nats, logger);
+
+  const degradedTimer = setInterval(() => metrics.rateLimitDegraded.set(limiter.storeHealthy() ? 0 : 1), 1000);
+  degradedTimer.unref();
+
+  const app = createApp({
+    config,
+    logger,
+    keys,
+    limiter,
+    clients,
+    events,
+    metrics,
+    readiness: {
+      keyStoreReady: () => !nats.isClosed() && keys.isReady,
+      rateLimitStoreReady: () => limiter.storeHealthy(),
+    },
+  });
+
+  const server = app.listen(config.http.port, config.http.host);
+  await once(server, 'listening');
+  // Streams may legitimately stay open for minutes; idle keep-alive sockets may not.
+  server.requestTimeout = 0;
+  server.keepAliveTimeout = 65_000;
+  const metricsServer = await startMetricsServer(registry, config.metricsPort);
+  logger.info({ port: (server.address() as AddressInfo).port, metrics_port: metricsServer.port }, 'gateway listening');
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'draining');
+    const forced = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
+    forced.unref();
+    server.closeIdleConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    clearInterval(degradedTimer);
+    clients.close();
+    await keys.close();
+    await nats.drain().catch(() => undefined);
+    redis.disconnect();
+    await metricsServer.close();
+    logger.info('stopped');
+  };
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      stop(signal).then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+main().catch((error: unknown) => {
+  // Config errors name every bad variable; anything else is unexpected at start-up.
+  process.stderr.write(`${error instanceof ConfigError ? error.message : (error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,18 @@
+import type { NatsConnection } from 'nats';
+import type { Logger } from '@switchboard/telemetry';
+
+/** Publishes `switchboard.events.<area>.<event>` (API.md §8); events never fail a request. */
+export class EventPublisher {
+  constructor(
+    private readonly nats: NatsConnection,
+    private readonly logger: Logger,
+  ) {}
+
+  publish(event: string, body: Record<string, unknown>): void {
+    try {
+      this.nats.publish(`switchboard.events.${event}`, JSON.stringify({ ...body, at: new Date().toISOString() }));
+    } catch (error) {
+      this.logger.warn({ err: error, event }, 'event not published');
+    }
+  }
+}

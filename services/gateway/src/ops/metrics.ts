@@ -1,0 +1,60 @@
+import type { RequestHandler } from 'express';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export interface GatewayMetrics {
+  requests: Counter<'method' | 'route' | 'status'>;
+  latency: Histogram<'method' | 'route' | 'status'>;
+  rateLimitRejections: Counter<'reason'>;
+  rateLimitDegraded: Gauge;
+}
+
+export function createGatewayMetrics(registry: Registry): GatewayMetrics {
+  return {
+    requests: new Counter({
+      name: 'switchboard_http_requests_total',
+      help: 'HTTP requests by route template and status.',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    }),
+    latency: new Histogram({
+      name: 'switchboard_http_request_duration_seconds',
+      help: 'HTTP request latency by route template and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
+    rateLimitRejections: new Counter({
+      name: 'switchboard_rate_limit_rejections_total',
+      help: 'Requests refused with 429, by reason (key quota or failed authentication per IP).',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    rateLimitDegraded: new Gauge({
+      name: 'switchboard_rate_limit_store_degraded',
+      help: '1 while Redis is unreachable and limits are counted per process instead of cluster-wide.',
+      registers: [registry],
+    }),
+  };
+}
+
+/**
+ * Counts every response by its route *template* (never the raw path, which would explode the
+ * label set with ids), with unmatched paths folded into one label.
+ */
+export function observeRequests(metrics: GatewayMetrics): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const routePath = (req.route as { path?: string } | undefined)?.path;
+      const route = routePath ? `${req.baseUrl}${routePath}` : 'unmatched';
+      const labels = { method: req.method, route, status: String(res.statusCode) };
+      metrics.requests.inc(labels);
+      metrics.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+      res.locals.ctx.logger.info(
+        { method: req.method, route, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 },
+        'request',
+      );
+    });
+    next();
+  };
+}

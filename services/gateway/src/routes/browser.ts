@@ -1,0 +1,107 @@
+import { Router, type Request } from 'express';
+import { SwitchboardError } from '@switchboard/errors';
+import { z } from 'zod';
+import type { BrowserClient, Session } from '../clients/browser.js';
+import { callContext } from '../clients/call-context.js';
+import type { TierName, TierPolicy } from '../config.js';
+import { jsonBody } from '../http/json-body.js';
+import { validate } from '../http/validate.js';
+
+const viewportSide = (fallback: number) => z.number().int().min(100).max(3840).default(fallback);
+const createBody = z.object({ viewport_width: viewportSide(1280), viewport_height: viewportSide(720) });
+const navigateBody = z.object({ url: z.string().min(1, 'must not be empty').max(8192) });
+const inputBody = z.object({ selector: z.string().min(1).max(4096), text: z.string().max(1_000_000) });
+const submitBody = z.object({ selector: z.string().min(1).max(4096) });
+
+const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** A session id that is not a UUID v4 cannot exist: answer 404 without asking a worker. */
+function sessionId(req: Request): string {
+  const id = String(req.params.id).toLowerCase();
+  if (!uuidV4.test(id)) throw new SwitchboardError('session_not_found');
+  return id;
+}
+
+function devtoolsUrl(req: Request, id: string): string {
+  const scheme = req.protocol === 'https' ? 'wss' : 'ws';
+  return `${scheme}://${req.get('host') ?? 'localhost'}/api/browser/session/${id}/devtools`;
+}
+
+function detailsView(session: Session) {
+  return {
+    session_id: session.session_id,
+    status: session.status,
+    created_at: session.created_at,
+    current_url: session.current_url,
+    history: session.history,
+    screenshots: session.screenshots,
+  };
+}
+
+/** /api/browser/session/* (API.md §6): every call goes to the worker that owns the session. */
+export function browserRouter(
+  browser: BrowserClient,
+  tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
+  bodyLimitBytes: number,
+): Router {
+  const router = Router();
+  const body = jsonBody(bodyLimitBytes);
+  const base = '/api/browser/session';
+
+  router.post(`${base}/create`, body, async (req, res) => {
+    const input = validate(createBody, req.body);
+    const tier = res.locals.ctx.key?.tier ?? 'basic';
+    const session = await browser.create(
+      {
+        viewport_width: input.viewport_width,
+        viewport_height: input.viewport_height,
+        max_sessions_per_key: tiers[tier].browser_sessions,
+      },
+      callContext(res),
+    );
+    res.status(201).json({
+      session_id: session.session_id,
+      status: session.status,
+      created_at: session.created_at,
+      devtools_url: devtoolsUrl(req, session.session_id),
+    });
+  });
+
+  router.post(`${base}/:id/navigate`, body, async (req, res) => {
+    const id = sessionId(req);
+    const { url } = validate(navigateBody, req.body);
+    const page = await browser.navigate({ session_id: id, url }, callContext(res));
+    res.json({ session_id: page.session_id, url: page.url, title: page.title, http_status: page.http_status });
+  });
+
+  router.post(`${base}/:id/input`, body, async (req, res) => {
+    const id = sessionId(req);
+    const { selector, text } = validate(inputBody, req.body);
+    const done = await browser.input({ session_id: id, selector, text }, callContext(res));
+    res.json({ session_id: done.session_id, selector: done.selector });
+  });
+
+  router.post(`${base}/:id/submit`, body, async (req, res) => {
+    const id = sessionId(req);
+    const { selector } = validate(submitBody, req.body);
+    const done = await browser.submit({ session_id: id, selector }, callContext(res));
+    res.json({ session_id: done.session_id, url: done.url });
+  });
+
+  router.post(`${base}/:id/capture`, body, async (req, res) => {
+    const id = sessionId(req);
+    const { screenshot } = await browser.capture(id, callContext(res));
+    res.json({ screenshot, url: `/api/browser/screenshots/${screenshot}` });
+  });
+
+  router.get(`${base}/:id/details`, async (req, res) => {
+    res.json(detailsView(await browser.details(sessionId(req), callContext(res))));
+  });
+
+  router.post(`${base}/:id/close`, body, async (req, res) => {
+    const session = await browser.close(sessionId(req), callContext(res));
+    res.json({ session_id: session.session_id, status: session.status });
+  });
+
+  return router;
+}

@@ -1,0 +1,49 @@
+import { Router } from 'express';
+import type { ModelInfo__Output } from '@switchboard/contracts';
+import { callContext, type CallContext } from '../clients/call-context.js';
+import type { ModelLister } from '../clients/model-lister.js';
+
+/**
+ * Model lists change only when a model finishes loading, so each worker's answer (or its
+ * absence) is kept for a moment: a burst of GET /models costs each worker one call, not one each.
+ */
+class CachedModelList {
+  private answer: { at: number; models: Promise<ModelInfo__Output[] | null> } | undefined;
+
+  constructor(
+    readonly lister: ModelLister,
+    private readonly ttlMs: number,
+  ) {}
+
+  get(ctx: CallContext): Promise<ModelInfo__Output[] | null> {
+    const now = Date.now();
+    if (!this.answer || now - this.answer.at > this.ttlMs) {
+      this.answer = { at: now, models: this.lister.listModels(ctx).catch(() => null) };
+    }
+    return this.answer.models;
+  }
+}
+
+/**
+ * GET /models: the models of every capability whose worker answers. A worker that is down is
+ * left out rather than failing the whole list; /admin shows worker health.
+ */
+export function modelsRouter(listers: readonly ModelLister[], ttlMs = 2000): Router {
+  const router = Router();
+  const lists = listers.map((lister) => new CachedModelList(lister, ttlMs));
+  router.get('/models', async (_req, res) => {
+    const ctx = callContext(res);
+    const answers = await Promise.all(lists.map(async (list) => ({ capability: list.lister.capability, models: await list.get(ctx) })));
+    const data = answers.flatMap(({ capability, models }) =>
+      (models ?? []).map((model) => ({
+        id: model.id,
+        capability,
+        status: model.status,
+        default: model.is_default,
+        ...(model.description ? { description: model.description } : {}),
+      })),
+    );
+    res.json({ data });
+  });
+  return router;
+}

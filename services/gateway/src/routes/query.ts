@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { Router } from 'express';
+import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
+import { z } from 'zod';
+import type { LlmClient } from '../clients/llm.js';
+import { callContext } from '../clients/call-context.js';
+import { errorBody } from '../http/errors.js';
+import { jsonBody } from '../http/json-body.js';
+import { SseStream } from '../http/sse.js';
+import { validate } from '../http/validate.js';
+
+const queryBody = z.object({
+  prompt: z.string().min(1, 'must not be empty'),
+  model: z.string().min(1).max(200).optional(),
+  // The upper bound is the model's context, which only the worker knows.
+  max_tokens: z.number().int().min(1).max(2 ** 31 - 1).optional(),
+  temperature: z.number().min(0).max(2).default(0.7),
+  stream: z.boolean().default(false),
+  top_p: z.number().gt(0).max(1).optional(),
+  stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).optional(),
+  seed: z.number().int().optional(),
+});
+
+/** POST /query (API.md §2): one completion, as JSON or as a Server-Sent Events stream. */
+export function queryRouter(llm: LlmClient, bodyLimitBytes: number): Router {
+  const router = Router();
+
+  router.post('/query', jsonBody(bodyLimitBytes), async (req, res) => {
+    const body = validate(queryBody, req.body);
+    const request = {
+      prompt: body.prompt,
+      model: body.model ?? '',
+      max_tokens: body.max_tokens,
+      temperature: body.temperature,
+      top_p: body.top_p,
+      stop: body.stop === undefined ? [] : typeof body.stop === 'string' ? [body.stop] : body.stop,
+      seed: body.seed,
+    };
+    const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
+    const created = Math.floor(Date.now() / 1000);
+
+    if (!body.stream) {
+      const done = await llm.complete(request, callContext(res));
+      res.json({
+        id,
+        object: 'text_completion',
+        created,
+        model: done.model,
+        text: done.text,
+        finish_reason: done.finish_reason,
+        usage: done.usage,
+      });
+      return;
+    }
+
+    // Stream: the first chunk decides between a 200 stream and a plain JSON error, so a request
+    // the worker refuses at once (unknown model, still loading) gets its real status code.
+    const abort = new AbortController();
+    res.on('close', () => abort.abort());
+    const chunks = llm.stream(request, callContext(res, abort.signal))[Symbol.asyncIterator]();
+    let next = await chunks.next();
+    const sse = new SseStream(res);
+    res.on('close', () => sse.stop());
+    let index = 0;
+    let model = request.model;
+    try {
+      for (; !next.done; next = await chunks.next()) {
+        const chunk = next.value;
+        if (chunk.delta !== undefined) {
+          sse.send({ id, model: chunk.model || model, index: index++, delta: chunk.delta });
+          model = chunk.model || model;
+        } else if (chunk.done) {
+          sse.send({ id, model: chunk.done.model, finish_reason: chunk.done.finish_reason, usage: chunk.done.usage });
+        }
+      }
+    } catch (error) {
+      if (abort.signal.aborted) return;
+      const known = isSwitchboardError(error) ? error : new SwitchboardError('internal');
+      if (!isSwitchboardError(error)) res.locals.ctx.logger.error({ err: error }, 'stream failed');
+      sse.send(errorBody(known, res.locals.ctx.requestId));
+    }
+    if (!abort.signal.aborted) sse.end();
+  });
+
+  return router;
+}

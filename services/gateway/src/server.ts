@@ -1,0 +1,76 @@
+import express, { type Express } from 'express';
+import helmet from 'helmet';
+import type { KeyStore } from '@switchboard/keys';
+import type { RateLimiter } from '@switchboard/ratelimit';
+import type { Logger } from '@switchboard/telemetry';
+import { adminRouter } from './admin/admin-routes.js';
+import { AuthFailureGuard, authenticate } from './auth/authenticate.js';
+import { clusterAllowlist } from './auth/ip-allowlists.js';
+import { rateLimit } from './auth/rate-limit.js';
+import { tierGate } from './auth/tiers.js';
+import type { WorkerClients } from './clients/index.js';
+import type { GatewayConfig } from './config.js';
+import { CidrSet } from './http/client-ip.js';
+import { errorHandler, notFound } from './http/errors.js';
+import { requestId } from './http/request-id.js';
+import type { EventPublisher } from './ops/events.js';
+import { healthRouter, type ReadinessProbe } from './ops/health-routes.js';
+import { type GatewayMetrics, observeRequests } from './ops/metrics.js';
+import { publicDocsRouter } from './ops/public-docs.js';
+import { animateRouter } from './routes/animate.js';
+import { browserRouter } from './routes/browser.js';
+import { generateImageRouter } from './routes/generate-image.js';
+import { modelsRouter } from './routes/models.js';
+import { queryRouter } from './routes/query.js';
+import { transcribeRouter } from './routes/transcribe.js';
+
+export interface GatewayDeps {
+  config: GatewayConfig;
+  logger: Logger;
+  keys: KeyStore;
+  limiter: RateLimiter;
+  clients: WorkerClients;
+  events: EventPublisher;
+  metrics: GatewayMetrics;
+  readiness: ReadinessProbe;
+}
+
+/**
+ * Wiring only. The order is the contract of API.md §1: probes; cluster IP allowlist; the admin
+ * API behind its token; then key authentication, the key's IP allowlist and the tier gate —
+ * all before the rate limit, so 401/403 never spend a key's quota — and then the routes.
+ */
+export function createApp({ config, logger, keys, limiter, clients, events, metrics, readiness }: GatewayDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestId(logger));
+  app.use(observeRequests(metrics));
+  app.use(helmet({ contentSecurityPolicy: false }));
+
+  app.use(healthRouter(readiness));
+
+  const guard = new AuthFailureGuard(limiter, config.authFailuresPerMinute, metrics);
+  app.use(clusterAllowlist(new CidrSet(config.ipAllowlist), new CidrSet(config.trustedProxies)));
+  app.use(publicDocsRouter());
+  app.use(
+    '/admin',
+    adminRouter({ keys, events, clients, guard, adminToken: config.adminToken, bodyLimitBytes: config.http.jsonBodyLimitBytes }),
+  );
+
+  app.use(authenticate(keys, guard));
+  app.use(tierGate());
+  app.use(rateLimit(limiter, config.tiers, metrics));
+
+  const bodyLimit = config.http.jsonBodyLimitBytes;
+  app.use(queryRouter(clients.llm, bodyLimit));
+  app.use(modelsRouter([clients.llm, clients.whisper, clients.diffusion, clients.animation]));
+  app.use(transcribeRouter(clients.whisper, config.tiers));
+  app.use(generateImageRouter(clients.diffusion, bodyLimit));
+  app.use(animateRouter(clients.animation, config.tiers));
+  app.use(browserRouter(clients.browser, config.tiers, bodyLimit));
+
+  app.use(notFound);
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,55 @@
+import { startNats, startRedis, type InfraHandle } from '@switchboard/devcluster';
+import { startGateway, type GatewayProcess } from './gateway.js';
+
+export interface Stack {
+  nats: InfraHandle;
+  redis: InfraHandle;
+  gateways: GatewayProcess[];
+  /** The first gateway, for tests that need only one. */
+  gateway: GatewayProcess;
+  stop(): Promise<void>;
+}
+
+/** Real NATS, real Redis and `count` gateway replicas sharing them, all on free loopback ports. */
+export async function startStack(options: { gateways?: number; env?: Record<string, string> } = {}): Promise<Stack> {
+  const [nats, redis] = await Promise.all([startNats(), startRedis()]);
+  const env = { NATS_URL: nats.url, REDIS_URL: redis.url, ...options.env };
+  try {
+    const gateways = await Promise.all(Array.from({ length: options.gateways ?? 1 }, () => startGateway(env)));
+    return {
+      nats,
+      redis,
+      gateways,
+      gateway: gateways[0]!,
+      async stop() {
+        await Promise.all(gateways.map((g) => g.stop()));
+        await Promise.all([nats.stop(), redis.stop()]);
+      },
+    };
+  } catch (error) {
+    await Promise.all([nats.stop(), redis.stop()]);
+    throw error;
+  }
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; request_id: string; param?: string };
+}
+
+/** Reads a JSON error response and checks the shape every error must have (API.md §1). */
+export async function errorOf(res: Response): Promise<ErrorBody['error']> {
+  const type = res.headers.get('content-type') ?? '';
+  if (!type.includes('application/json')) throw new Error(`expected a JSON error, got ${type}: ${await res.text()}`);
+  const body = (await res.json()) as ErrorBody;
+  const { error } = body;
+  if (!error || typeof error.code !== 'string' || typeof error.message !== 'string') {
+    throw new Error(`not the error shape: ${JSON.stringify(body)}`);
+  }
+  if (error.request_id !== res.headers.get('x-request-id')) {
+    throw new Error(`request_id ${error.request_id} differs from X-Request-Id ${res.headers.get('x-request-id')}`);
+  }
+  if (/\bat .+:\d+:\d+/.test(error.message)) throw new Error(`stack trace in message: ${error.message}`);
+  return error;
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
