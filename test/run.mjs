@@ -16,7 +16,11 @@ let failed = 0;
 
 function run(cmd, args, { capture = false, env = {} } = {}) {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     const relay = (stream, target) =>
       stream.on('data', (chunk) => {
@@ -62,7 +66,12 @@ async function testSuite(name, files, { concurrency }) {
   if (files.length === 0) return;
   const { code, output } = await run(
     process.execPath,
-    ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files.map((f) => relative(root, f))],
+    [
+      '--test',
+      `--test-concurrency=${concurrency}`,
+      '--test-reporter=spec',
+      ...files.map((f) => relative(root, f)),
+    ],
     { capture: true, env: { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' } },
   );
   // The spec reporter ends with "ℹ pass N" / "ℹ fail N" (cancelled tests count as failed).
@@ -81,12 +90,27 @@ const packageDirs = ['libs', 'services'].flatMap((group) =>
   readdirSync(join(root, group)).map((name) => join(root, group, name, 'dist')),
 );
 
-await check('contracts: generated code is fresh', process.execPath, ['libs/contracts/generate.mjs', '--check']);
-await check('type-check (tsc -b)', bin('tsc'), ['-b', ...packageDirs.map((d) => relative(root, dirname(d))), 'test']);
-await check('lint (eslint, zero warnings)', bin('eslint'), ['--config', '.config/eslint.config.mjs', '--max-warnings', '0', '.']);
+await check('contracts: generated code is fresh', process.execPath, [
+  'libs/contracts/generate.mjs',
+  '--check',
+]);
+await check('type-check (tsc -b)', bin('tsc'), [
+  '-b',
+  ...packageDirs.map((d) => relative(root, dirname(d))),
+  'test',
+]);
+await check('lint (eslint, zero warnings)', bin('eslint'), [
+  '--config',
+  '.config/eslint.config.mjs',
+  '--max-warnings',
+  '0',
+  '.',
+]);
 await check('format (prettier --check)', bin('prettier'), ['--check', '--log-level', 'warn', '.']);
 await testSuite('unit tests', packageDirs.flatMap(testFiles), { concurrency: 2 });
-await testSuite('integration tests', testFiles(join(root, 'test', 'dist', 'integration')), { concurrency: 1 });
+await testSuite('integration tests', testFiles(join(root, 'test', 'dist', 'integration')), {
+  concurrency: 1,
+});
 await testSuite('end-to-end tests', testFiles(join(root, 'test', 'dist', 'e2e')), { concurrency: 1 });
 
 process.stdout.write(`\n${passed} passed, ${failed} failed\n`);

@@ -37,7 +37,9 @@ function ensureDebianPackages() {
   const missing = debianPackages.filter(({ bin }) => !onPath(bin)).map(({ pkg }) => pkg);
   if (missing.length === 0) return;
   if (process.getuid?.() !== 0) {
-    throw new Error(`missing Debian packages: ${missing.join(' ')} (run as root, or: sudo apt-get install ${missing.join(' ')})`);
+    throw new Error(
+      `missing Debian packages: ${missing.join(' ')} (run as root, or: sudo apt-get install ${missing.join(' ')})`,
+    );
   }
   log(`installing Debian packages: ${missing.join(' ')}`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
@@ -47,9 +49,18 @@ function ensureDebianPackages() {
 
 // pnpm comes from the npm registry through corepack when it works, else through npx.
 function pnpmCommand() {
-  const version = JSON.parse(execFileSync('node', ['-p', 'JSON.stringify(require("./package.json").packageManager)'], { cwd: root, encoding: 'utf8' }));
+  const version = JSON.parse(
+    execFileSync('node', ['-p', 'JSON.stringify(require("./package.json").packageManager)'], {
+      cwd: root,
+      encoding: 'utf8',
+    }),
+  );
   const env = { ...process.env, COREPACK_ENABLE_DOWNLOAD_PROMPT: '0', COREPACK_ENABLE_STRICT: '0' };
-  const probe = spawnSync('corepack', [version.split('@')[0], '--version'], { cwd: root, env, encoding: 'utf8' });
+  const probe = spawnSync('corepack', [version.split('@')[0], '--version'], {
+    cwd: root,
+    env,
+    encoding: 'utf8',
+  });
   if (probe.status === 0) return { cmd: 'corepack', args: ['pnpm'], env };
   log('corepack unavailable, using npx');
   return { cmd: 'npx', args: ['--yes', version], env };

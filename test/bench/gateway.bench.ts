@@ -31,16 +31,24 @@ async function measure(name: string, url: string, headers: Record<string, string
 
 const stack = await startStack({ env: { LOG_LEVEL: 'warn' } });
 try {
-  const key = await createKey(stack.gateway, { name: 'bench', tier: 'enterprise', rate_limit_per_minute: 1_000_000_000 });
+  const key = await createKey(stack.gateway, {
+    name: 'bench',
+    tier: 'enterprise',
+    rate_limit_per_minute: 1_000_000_000,
+  });
   const bare = await measure('GET /healthz (no middleware)', `${stack.gateway.url}/healthz`);
   const authed = await measure('GET /models (key + IP + Redis limit)', `${stack.gateway.url}/models`, {
     authorization: `Bearer ${key.key}`,
   });
   const pad = (s: string | number, n: number) => String(s).padEnd(n);
-  console.log(`\ngateway benchmark: ${connections} connections, ${durationSeconds} s each, one gateway process\n`);
+  console.log(
+    `\ngateway benchmark: ${connections} connections, ${durationSeconds} s each, one gateway process\n`,
+  );
   console.log(`${pad('route', 40)}${pad('req/s', 10)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}errors`);
   for (const row of [bare, authed]) {
-    console.log(`${pad(row.name, 40)}${pad(Math.round(row.rps), 10)}${pad(row.p50, 9)}${pad(row.p99, 9)}${row.errors}`);
+    console.log(
+      `${pad(row.name, 40)}${pad(Math.round(row.rps), 10)}${pad(row.p50, 9)}${pad(row.p99, 9)}${row.errors}`,
+    );
   }
   const share = authed.rps / bare.rps;
   const added = authed.p50 - bare.p50;

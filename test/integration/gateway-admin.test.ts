@@ -63,12 +63,20 @@ test('patch changes the tier; bad input is 400 with param', async () => {
   const patched = await admin(stack.gateway, 'PATCH', `/keys/${key.id}`, { tier: 'enterprise' });
   assert.equal(patched.status, 200);
   assert.equal(((await patched.json()) as { tier: string }).tier, 'enterprise');
-  await eventually(async () => (await models(stack.gateway.url, key.key)).headers.get('ratelimit-policy') === '"default";q=6000;w=60', 2000);
+  await eventually(
+    async () =>
+      (await models(stack.gateway.url, key.key)).headers.get('ratelimit-policy') === '"default";q=6000;w=60',
+    2000,
+  );
 
   const bad = await admin(stack.gateway, 'PATCH', `/keys/${key.id}`, { tier: 'platinum' });
   assert.equal(bad.status, 400);
   assert.equal((await errorOf(bad)).param, 'tier');
-  const badCidr = await admin(stack.gateway, 'POST', '/keys', { name: 'x', tier: 'basic', ip_allowlist: ['10.0.0.0/33'] });
+  const badCidr = await admin(stack.gateway, 'POST', '/keys', {
+    name: 'x',
+    tier: 'basic',
+    ip_allowlist: ['10.0.0.0/33'],
+  });
   assert.equal(badCidr.status, 400);
   assert.match((await errorOf(badCidr)).param ?? '', /^ip_allowlist/);
   const missing = await admin(stack.gateway, 'PATCH', '/keys/doesnotexist', { name: 'y' });
@@ -100,8 +108,13 @@ test('revoke on one replica is refused by the other within 2 s', async () => {
   await eventually(async () => (await models(stack.gateways[1]!.url, key.key)).status === 200, 2000);
   const res = await admin(stack.gateway, 'DELETE', `/keys/${key.id}`);
   assert.equal(res.status, 204);
-  const took = await eventually(async () => (await models(stack.gateways[1]!.url, key.key)).status === 401, 2000);
+  const took = await eventually(
+    async () => (await models(stack.gateways[1]!.url, key.key)).status === 401,
+    2000,
+  );
   assert.ok(took <= 2000);
-  const { data } = (await (await admin(stack.gateways[1]!, 'GET', '/keys')).json()) as { data: { id: string; status: string }[] };
+  const { data } = (await (await admin(stack.gateways[1]!, 'GET', '/keys')).json()) as {
+    data: { id: string; status: string }[];
+  };
   assert.equal(data.find((k) => k.id === key.id)?.status, 'revoked');
 });

@@ -12,7 +12,8 @@ before(async () => {
 });
 after(() => stack?.stop());
 
-const models = (headers: Record<string, string> = {}, query = '') => fetch(`${stack.gateway.url}/models${query}`, { headers });
+const models = (headers: Record<string, string> = {}, query = '') =>
+  fetch(`${stack.gateway.url}/models${query}`, { headers });
 
 test('a valid key passes and gets rate-limit headers', async () => {
   const res = await models(bearer(key.key));

@@ -48,11 +48,14 @@ describe('cluster allowlist', () => {
 describe('trusted proxies', () => {
   let stack: Stack;
   before(async () => {
-    stack = await startStack({ env: { IP_ALLOWLIST: '192.0.2.0/24,2001:db8::/32', TRUSTED_PROXIES: '127.0.0.1/32,10.0.0.0/8' } });
+    stack = await startStack({
+      env: { IP_ALLOWLIST: '192.0.2.0/24,2001:db8::/32', TRUSTED_PROXIES: '127.0.0.1/32,10.0.0.0/8' },
+    });
   });
   after(() => stack?.stop());
 
-  const viaProxy = (xff: string) => fetch(`${stack.gateway.url}/models`, { headers: { 'x-forwarded-for': xff } });
+  const viaProxy = (xff: string) =>
+    fetch(`${stack.gateway.url}/models`, { headers: { 'x-forwarded-for': xff } });
 
   test('the forwarded client address is honoured from a trusted proxy', async () => {
     assert.equal((await viaProxy('192.0.2.7')).status, 401); // allowed, then no key
@@ -63,7 +66,11 @@ describe('trusted proxies', () => {
   test('the right-most untrusted hop counts, not what the client wrote further left', async () => {
     assert.equal((await viaProxy('192.0.2.7, 198.51.100.1')).status, 403);
     assert.equal((await viaProxy('198.51.100.1, 192.0.2.7')).status, 401);
-    assert.equal((await viaProxy('198.51.100.1, 192.0.2.7, 10.1.2.3')).status, 401, 'trusted hops are skipped');
+    assert.equal(
+      (await viaProxy('198.51.100.1, 192.0.2.7, 10.1.2.3')).status,
+      401,
+      'trusted hops are skipped',
+    );
   });
 });
 
@@ -76,7 +83,8 @@ describe('key allowlist', () => {
 
   test("a key's own list applies after authentication, IPv4 and IPv6", async () => {
     const key = await createKey(stack.gateway, { ip_allowlist: ['192.0.2.0/24', '2001:db8:1::/48'] });
-    const from = (xff: string) => fetch(`${stack.gateway.url}/models`, { headers: { ...bearer(key.key), 'x-forwarded-for': xff } });
+    const from = (xff: string) =>
+      fetch(`${stack.gateway.url}/models`, { headers: { ...bearer(key.key), 'x-forwarded-for': xff } });
     assert.equal((await from('192.0.2.200')).status, 200);
     assert.equal((await from('2001:db8:1::5')).status, 200);
     const refused = await from('203.0.113.9');
@@ -87,7 +95,9 @@ describe('key allowlist', () => {
 
   test('a key with an empty list is usable from anywhere', async () => {
     const key = await createKey(stack.gateway);
-    const res = await fetch(`${stack.gateway.url}/models`, { headers: { ...bearer(key.key), 'x-forwarded-for': '203.0.113.9' } });
+    const res = await fetch(`${stack.gateway.url}/models`, {
+      headers: { ...bearer(key.key), 'x-forwarded-for': '203.0.113.9' },
+    });
     assert.equal(res.status, 200);
   });
 });

@@ -38,12 +38,19 @@ test('two gateway replicas share one key limit through Redis', async () => {
       assert.equal(state.remaining, 0);
       limited ??= res;
       const retryAfter = Number(res.headers.get('retry-after'));
-      assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+      assert.ok(
+        Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60,
+        `Retry-After ${retryAfter}`,
+      );
       assert.ok(Math.abs(retryAfter - state.reset) <= 1, 'Retry-After agrees with RateLimit t=');
     }
   }
   assert.equal(ok, limit, 'exactly the limit is admitted across both replicas');
-  assert.deepEqual(remainders, Array.from({ length: limit }, (_, i) => limit - 1 - i), 'remaining counts down across replicas');
+  assert.deepEqual(
+    remainders,
+    Array.from({ length: limit }, (_, i) => limit - 1 - i),
+    'remaining counts down across replicas',
+  );
   assert.ok(limited);
   assert.equal((await errorOf(limited)).code, 'rate_limited');
 });

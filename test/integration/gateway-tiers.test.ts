@@ -9,7 +9,8 @@ before(async () => {
 });
 after(() => stack?.stop());
 
-const png = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+const png =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 const animate = (key: string) =>
   fetch(`${stack.gateway.url}/animate`, {
@@ -42,7 +43,11 @@ test('professional and enterprise pass the gate: 503 unavailable while no animat
 });
 
 test('tier defaults set the rate-limit policy', async () => {
-  for (const [tier, limit] of [['basic', 60], ['professional', 600], ['enterprise', 6000]] as const) {
+  for (const [tier, limit] of [
+    ['basic', 60],
+    ['professional', 600],
+    ['enterprise', 6000],
+  ] as const) {
     const key = await createKey(stack.gateway, { tier });
     const res = await fetch(`${stack.gateway.url}/models`, { headers: bearer(key.key) });
     assert.equal(res.headers.get('ratelimit-policy'), `"default";q=${limit};w=60`);

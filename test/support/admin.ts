@@ -7,7 +7,12 @@ export interface CreatedKey {
 }
 
 /** Calls the admin API of a running gateway with its admin token. */
-export async function admin(gateway: GatewayProcess, method: string, path: string, body?: unknown): Promise<Response> {
+export async function admin(
+  gateway: GatewayProcess,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Response> {
   return fetch(`${gateway.url}/admin/api${path}`, {
     method,
     headers: {
@@ -20,7 +25,12 @@ export async function admin(gateway: GatewayProcess, method: string, path: strin
 
 export async function createKey(
   gateway: GatewayProcess,
-  input: { name?: string; tier?: string; ip_allowlist?: string[]; rate_limit_per_minute?: number | null } = {},
+  input: {
+    name?: string;
+    tier?: string;
+    ip_allowlist?: string[];
+    rate_limit_per_minute?: number | null;
+  } = {},
 ): Promise<CreatedKey> {
   const res = await admin(gateway, 'POST', '/keys', { name: 'test', tier: 'basic', ...input });
   if (res.status !== 201) throw new Error(`create key: ${res.status} ${await res.text()}`);

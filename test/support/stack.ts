@@ -11,11 +11,15 @@ export interface Stack {
 }
 
 /** Real NATS, real Redis and `count` gateway replicas sharing them, all on free loopback ports. */
-export async function startStack(options: { gateways?: number; env?: Record<string, string> } = {}): Promise<Stack> {
+export async function startStack(
+  options: { gateways?: number; env?: Record<string, string> } = {},
+): Promise<Stack> {
   const [nats, redis] = await Promise.all([startNats(), startRedis()]);
   const env = { NATS_URL: nats.url, REDIS_URL: redis.url, ...options.env };
   try {
-    const gateways = await Promise.all(Array.from({ length: options.gateways ?? 1 }, () => startGateway(env)));
+    const gateways = await Promise.all(
+      Array.from({ length: options.gateways ?? 1 }, () => startGateway(env)),
+    );
     return {
       nats,
       redis,
@@ -39,14 +43,17 @@ export interface ErrorBody {
 /** Reads a JSON error response and checks the shape every error must have (API.md §1). */
 export async function errorOf(res: Response): Promise<ErrorBody['error']> {
   const type = res.headers.get('content-type') ?? '';
-  if (!type.includes('application/json')) throw new Error(`expected a JSON error, got ${type}: ${await res.text()}`);
+  if (!type.includes('application/json'))
+    throw new Error(`expected a JSON error, got ${type}: ${await res.text()}`);
   const body = (await res.json()) as ErrorBody;
   const { error } = body;
   if (!error || typeof error.code !== 'string' || typeof error.message !== 'string') {
     throw new Error(`not the error shape: ${JSON.stringify(body)}`);
   }
   if (error.request_id !== res.headers.get('x-request-id')) {
-    throw new Error(`request_id ${error.request_id} differs from X-Request-Id ${res.headers.get('x-request-id')}`);
+    throw new Error(
+      `request_id ${error.request_id} differs from X-Request-Id ${res.headers.get('x-request-id')}`,
+    );
   }
   if (/\bat .+:\d+:\d+/.test(error.message)) throw new Error(`stack trace in message: ${error.message}`);
   return error;

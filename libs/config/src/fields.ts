@@ -23,16 +23,21 @@ export const address = (fallback: string) =>
 export const url = (protocols: string[], fallback: string) =>
   z
     .string()
-    .refine((value) => {
-      try {
-        return protocols.includes(new URL(value).protocol.replace(/:$/, ''));
-      } catch {
-        return false;
-      }
-    }, `expected a ${protocols.join(' or ')} URL`)
+    .refine(
+      (value) => {
+        try {
+          return protocols.includes(new URL(value).protocol.replace(/:$/, ''));
+        } catch {
+          return false;
+        }
+      },
+      `expected a ${protocols.join(' or ')} URL`,
+    )
     .default(fallback);
 
-export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
+export const logLevel = z
+  .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  .default('info');
 
 /** True when `value` is an IPv4 or IPv6 CIDR (or a bare address, meaning a single host). */
 export function isCidr(value: string): boolean {

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 
 /** Thrown when the environment is wrong; names every bad variable at once, not just the first. */
 export class ConfigError extends Error {

@@ -3,7 +3,12 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { loadSync, type MessageTypeDefinition, type MethodDefinition, type PackageDefinition } from '@grpc/proto-loader';
+import {
+  loadSync,
+  type MessageTypeDefinition,
+  type MethodDefinition,
+  type PackageDefinition,
+} from '@grpc/proto-loader';
 import { loaderOptions, packageDefinition, serviceNames, services } from './index.js';
 
 // The test runs inside the repo, so it can read the .proto files the runtime lib must do without.
@@ -23,15 +28,20 @@ function servicesOf(def: PackageDefinition): Map<string, Record<string, AnyMetho
   const out = new Map<string, Record<string, AnyMethod>>();
   for (const [name, value] of Object.entries(def)) {
     if (!('format' in value) && !('type' in value && 'fileDescriptorProtos' in value)) {
-      out.set(name, value as Record<string, AnyMethod>);
+      out.set(name, value);
     }
   }
   return out;
 }
 
-function shape(service: Record<string, AnyMethod>): Record<string, { path: string; requestStream: boolean; responseStream: boolean }> {
+function shape(
+  service: Record<string, AnyMethod>,
+): Record<string, { path: string; requestStream: boolean; responseStream: boolean }> {
   return Object.fromEntries(
-    Object.entries(service).map(([m, d]) => [m, { path: d.path, requestStream: d.requestStream, responseStream: d.responseStream }]),
+    Object.entries(service).map(([m, d]) => [
+      m,
+      { path: d.path, requestStream: d.requestStream, responseStream: d.responseStream },
+    ]),
   );
 }
 
@@ -55,7 +65,8 @@ test('streaming flags are the ones the services are built around', () => {
   const streaming = new Set<string>();
   for (const [full, service] of servicesOf(packageDefinition)) {
     for (const [method, d] of Object.entries(service)) {
-      if (d.requestStream || d.responseStream) streaming.add(`${full}.${method}:${d.requestStream ? 'in' : ''}${d.responseStream ? 'out' : ''}`);
+      if (d.requestStream || d.responseStream)
+        streaming.add(`${full}.${method}:${d.requestStream ? 'in' : ''}${d.responseStream ? 'out' : ''}`);
     }
   }
   assert.deepEqual([...streaming].sort(), [
@@ -77,7 +88,12 @@ test('messages keep snake_case names, longs as strings, oneof names, and encode 
     return decoded;
   };
 
-  const req = roundTrip('switchboard.llm.v1.CompleteRequest', { prompt: 'hi', max_tokens: 5, seed: '9007199254740993', stop: ['\n'] });
+  const req = roundTrip('switchboard.llm.v1.CompleteRequest', {
+    prompt: 'hi',
+    max_tokens: 5,
+    seed: '9007199254740993',
+    stop: ['\n'],
+  });
   assert.equal(req.max_tokens, 5);
   assert.equal(req.seed, '9007199254740993');
   assert.equal(req.model, '', 'defaults are filled in');

@@ -34,7 +34,9 @@ import { loaderOptions, type ProtoGrpcType, type ServiceTypes } from './generate
 export * from './generated/index.js';
 
 /** Parsed once per process: cheap, but every service's clients and servers share one copy. */
-export const packageDefinition: PackageDefinition = fromJSON(descriptor as Parameters<typeof fromJSON>[0], { ...loaderOptions });
+export const packageDefinition: PackageDefinition = fromJSON(descriptor as Parameters<typeof fromJSON>[0], {
+  ...loaderOptions,
+});
 
 /** The grpc object for all of proto/; the cast is the one place the generated types meet runtime. */
 export const contracts = grpcLoadPackageDefinition(packageDefinition) as unknown as ProtoGrpcType;

@@ -40,7 +40,8 @@ async function waitForHttp(url: string, proc: ManagedProcess, timeoutMs: number)
       () => false,
     );
     if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${proc.name} not ready at ${url} within ${timeoutMs} ms:\n${proc.recentOutput()}`);
+    if (Date.now() > deadline)
+      throw new Error(`${proc.name} not ready at ${url} within ${timeoutMs} ms:\n${proc.recentOutput()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -65,11 +66,17 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   };
 
   const spawnService = (name: string, serviceEnv: NodeJS.ProcessEnv) => {
-    const proc = new ManagedProcess(name, process.execPath, [join(root, 'services', name, 'dist', 'main.js')], undefined, {
-      env: serviceEnv,
-      cwd: root,
-      onLine: (line) => options.onLine?.(name, line),
-    });
+    const proc = new ManagedProcess(
+      name,
+      process.execPath,
+      [join(root, 'services', name, 'dist', 'main.js')],
+      undefined,
+      {
+        env: serviceEnv,
+        cwd: root,
+        onLine: (line) => options.onLine?.(name, line),
+      },
+    );
     processes.set(name, proc);
     void proc.exited.then(() => {
       if (!stopping) options.onCrash?.(name, proc.recentOutput());
@@ -101,12 +108,20 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     for (const name of built) {
       const port = await freePort();
       addresses[`${name.toUpperCase()}_ADDR`] = `127.0.0.1:${port}`;
-      spawnService(name, { ...shared, GRPC_PORT: String(port), GRPC_HOST: '127.0.0.1', METRICS_PORT: String(await freePort()) });
+      spawnService(name, {
+        ...shared,
+        GRPC_PORT: String(port),
+        GRPC_HOST: '127.0.0.1',
+        METRICS_PORT: String(await freePort()),
+      });
     }
     await Promise.all(
       built.map(async (name) => {
         const status = await waitForServing(addresses[`${name.toUpperCase()}_ADDR`]!, { timeoutMs: timeout });
-        if (status !== 'SERVING') throw new Error(`${name} did not report SERVING (${status}):\n${processes.get(name)?.recentOutput() ?? ''}`);
+        if (status !== 'SERVING')
+          throw new Error(
+            `${name} did not report SERVING (${status}):\n${processes.get(name)?.recentOutput() ?? ''}`,
+          );
       }),
     );
 

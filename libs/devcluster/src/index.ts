@@ -1,4 +1,10 @@
 export { freePort, canConnect } from './ports.js';
 export { findExecutable, ManagedProcess, type ProcessOptions } from './process.js';
-export { startNats, startRedis, type InfraHandle, type StartNatsOptions, type StartRedisOptions } from './infra.js';
+export {
+  startNats,
+  startRedis,
+  type InfraHandle,
+  type StartNatsOptions,
+  type StartRedisOptions,
+} from './infra.js';
 export { startCluster, workerNames, type Cluster, type ClusterOptions } from './cluster.js';

@@ -2,7 +2,7 @@
 // `npm start`: the whole local cluster in the foreground, until Ctrl-C / SIGTERM.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startCluster } from './cluster.js';
+import { startCluster, type Cluster } from './cluster.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -12,12 +12,13 @@ async function main(): Promise<void> {
   // stay up until it is told to stop.
   const keepAlive = setInterval(() => undefined, 1 << 30);
   let shuttingDown = false;
-  let cluster: Awaited<ReturnType<typeof startCluster>> | undefined;
+  // Set once started; a Ctrl-C during start-up finds it unset and exits (the reaper kills children).
+  const running: { cluster?: Cluster } = {};
   const shutdown = (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
     say('[switchboard] stopping every process…');
-    void (cluster?.stop() ?? Promise.resolve()).finally(() => {
+    void (running.cluster?.stop() ?? Promise.resolve()).finally(() => {
       clearInterval(keepAlive);
       say('[switchboard] stopped');
       process.exit(code);
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown(0));
 
   say('[switchboard] starting NATS, Redis, the workers and the gateway…');
-  cluster = await startCluster({
+  const cluster = await startCluster({
     root,
     env: process.env,
     onLine: (service, line) => say(`[${service}] ${line}`),
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
       shutdown(1);
     },
   });
+  running.cluster = cluster;
   if (shuttingDown) {
     await cluster.stop();
     return;
@@ -50,6 +52,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`[switchboard] failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `[switchboard] failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -65,7 +65,12 @@ export class ManagedProcess {
     const [file, argv] = wrapper
       ? [wrapper, ['--pdeathsig', 'SIGKILL', '--', command, ...args]]
       : [command, args];
-    this.child = spawn(file, argv, { detached: false, stdio: ['ignore', 'pipe', 'pipe'], env: options.env, cwd: options.cwd });
+    this.child = spawn(file, argv, {
+      detached: false,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: options.env,
+      cwd: options.cwd,
+    });
     track(this.child);
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
     for (const stream of [this.child.stdout, this.child.stderr]) {

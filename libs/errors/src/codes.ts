@@ -8,30 +8,64 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 export const errorTable = {
   invalid_request: { grpc: GrpcStatus.INVALID_ARGUMENT, message: 'The request is invalid.' },
   invalid_json: { grpc: GrpcStatus.INVALID_ARGUMENT, message: 'The request body is not valid JSON.' },
-  invalid_audio: { grpc: GrpcStatus.INVALID_ARGUMENT, message: 'The upload is not audio the decoder can read.' },
+  invalid_audio: {
+    grpc: GrpcStatus.INVALID_ARGUMENT,
+    message: 'The upload is not audio the decoder can read.',
+  },
   element_not_found: { grpc: GrpcStatus.INVALID_ARGUMENT, message: 'No element matches the selector.' },
   url_not_allowed: { grpc: GrpcStatus.INVALID_ARGUMENT, message: 'This URL may not be opened.' },
   unknown_model: { grpc: GrpcStatus.INVALID_ARGUMENT, message: 'No such model.' },
   unauthorized: { grpc: GrpcStatus.UNAUTHENTICATED, message: 'A valid API key is required.' },
-  ip_not_allowed: { grpc: GrpcStatus.PERMISSION_DENIED, message: 'Requests from this address are not allowed.' },
-  tier_required: { grpc: GrpcStatus.PERMISSION_DENIED, message: "This endpoint needs a higher tier than the key's." },
+  ip_not_allowed: {
+    grpc: GrpcStatus.PERMISSION_DENIED,
+    message: 'Requests from this address are not allowed.',
+  },
+  tier_required: {
+    grpc: GrpcStatus.PERMISSION_DENIED,
+    message: "This endpoint needs a higher tier than the key's.",
+  },
   not_found: { grpc: GrpcStatus.NOT_FOUND, message: 'Not found.' },
   session_not_found: { grpc: GrpcStatus.NOT_FOUND, message: 'No such browser session.' },
   job_not_found: { grpc: GrpcStatus.NOT_FOUND, message: 'No such job.' },
-  session_closed: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 410, message: 'The browser session is closed.' },
-  session_expired: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 410, message: 'The browser session has expired.' },
-  payload_too_large: { grpc: GrpcStatus.INVALID_ARGUMENT, http: 413, message: 'The request body is too large.' },
-  unsupported_media_type: { grpc: GrpcStatus.INVALID_ARGUMENT, http: 415, message: 'Unsupported content type.' },
+  session_closed: {
+    grpc: GrpcStatus.FAILED_PRECONDITION,
+    http: 410,
+    message: 'The browser session is closed.',
+  },
+  session_expired: {
+    grpc: GrpcStatus.FAILED_PRECONDITION,
+    http: 410,
+    message: 'The browser session has expired.',
+  },
+  payload_too_large: {
+    grpc: GrpcStatus.INVALID_ARGUMENT,
+    http: 413,
+    message: 'The request body is too large.',
+  },
+  unsupported_media_type: {
+    grpc: GrpcStatus.INVALID_ARGUMENT,
+    http: 415,
+    message: 'Unsupported content type.',
+  },
   rate_limited: { grpc: GrpcStatus.RESOURCE_EXHAUSTED, message: 'Rate limit exceeded.' },
-  session_limit: { grpc: GrpcStatus.RESOURCE_EXHAUSTED, message: "The key's tier allows no more browser sessions at once." },
-  job_limit: { grpc: GrpcStatus.RESOURCE_EXHAUSTED, message: "The key's tier allows no more animation jobs at once." },
+  session_limit: {
+    grpc: GrpcStatus.RESOURCE_EXHAUSTED,
+    message: "The key's tier allows no more browser sessions at once.",
+  },
+  job_limit: {
+    grpc: GrpcStatus.RESOURCE_EXHAUSTED,
+    message: "The key's tier allows no more animation jobs at once.",
+  },
   internal: { grpc: GrpcStatus.INTERNAL, message: 'Internal error.' },
   navigation_failed: { grpc: GrpcStatus.UNKNOWN, http: 502, message: 'The page could not be loaded.' },
   upstream_failed: { grpc: GrpcStatus.UNKNOWN, http: 502, message: 'An upstream service failed.' },
   model_loading: { grpc: GrpcStatus.UNAVAILABLE, message: 'The model is still loading.' },
   unavailable: { grpc: GrpcStatus.UNAVAILABLE, message: 'The service is unavailable.' },
   no_capacity: { grpc: GrpcStatus.UNAVAILABLE, message: 'No capacity is free right now.' },
-  upstream_timeout: { grpc: GrpcStatus.DEADLINE_EXCEEDED, message: 'An upstream service did not answer in time.' },
+  upstream_timeout: {
+    grpc: GrpcStatus.DEADLINE_EXCEEDED,
+    message: 'An upstream service did not answer in time.',
+  },
 } as const satisfies Record<string, { grpc: GrpcStatus; http?: number; message: string }>;
 
 export type ErrorCode = keyof typeof errorTable;

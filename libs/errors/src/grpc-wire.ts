@@ -11,11 +11,13 @@ export const errorMetadataKeys = {
 
 /** What a gRPC handler passes to its callback (or emits on a stream) to fail with our code. */
 export function toGrpcStatus(error: unknown): Partial<StatusObject> & { code: GrpcStatus } {
-  const known = error instanceof SwitchboardError ? error : new SwitchboardError('internal', { cause: error });
+  const known =
+    error instanceof SwitchboardError ? error : new SwitchboardError('internal', { cause: error });
   const metadata = new Metadata();
   metadata.set(errorMetadataKeys.code, known.code);
   if (known.param !== undefined) metadata.set(errorMetadataKeys.param, known.param);
-  if (known.retryAfterSeconds !== undefined) metadata.set(errorMetadataKeys.retryAfter, String(known.retryAfterSeconds));
+  if (known.retryAfterSeconds !== undefined)
+    metadata.set(errorMetadataKeys.retryAfter, String(known.retryAfterSeconds));
   // Internal errors keep their cause in the worker's log, not on the wire.
   const details = known.code === 'internal' ? errorTable.internal.message : known.message;
   return { code: errorTable[known.code].grpc, details, metadata };

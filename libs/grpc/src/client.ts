@@ -16,7 +16,11 @@ import { fromGrpcError } from '@switchboard/errors';
 import type { Logger } from '@switchboard/telemetry';
 import { clientKeepalive, retryServiceConfig } from './channel-options.js';
 
-export type ClientConstructor<C extends Client> = new (address: string, credentials: ChannelCredentials, options?: GrpcClientOptions) => C;
+export type ClientConstructor<C extends Client> = new (
+  address: string,
+  credentials: ChannelCredentials,
+  options?: GrpcClientOptions,
+) => C;
 
 export interface CreateClientOptions {
   /** Applied to every call that does not bring its own `deadline` (pass Infinity for none). */
@@ -32,7 +36,11 @@ export interface CreateClientOptions {
  * A client for one worker address: keepalive, a default deadline, retries for UNAVAILABLE only,
  * and no waitForReady, so a worker that is down fails fast (UNAVAILABLE → 503) instead of queueing.
  */
-export function createClient<C extends Client>(Ctor: ClientConstructor<C>, address: string, options: CreateClientOptions): C {
+export function createClient<C extends Client>(
+  Ctor: ClientConstructor<C>,
+  address: string,
+  options: CreateClientOptions,
+): C {
   const interceptors: Interceptor[] = [defaultDeadline(options.deadlineMs)];
   if (options.logger) interceptors.push(logTransportFailures(options.logger, address));
   return new Ctor(address, credentials.createInsecure(), {
@@ -50,7 +58,13 @@ export function createClient<C extends Client>(Ctor: ClientConstructor<C>, addre
 /** Outermost interceptor: the whole call, retries included, lives within one deadline. */
 function defaultDeadline(deadlineMs: number): Interceptor {
   return (callOptions, nextCall) =>
-    new InterceptingCall(nextCall(callOptions.deadline === undefined ? { ...callOptions, deadline: Date.now() + deadlineMs } : callOptions));
+    new InterceptingCall(
+      nextCall(
+        callOptions.deadline === undefined
+          ? { ...callOptions, deadline: Date.now() + deadlineMs }
+          : callOptions,
+      ),
+    );
 }
 
 function logTransportFailures(logger: Logger, address: string): Interceptor {
@@ -60,7 +74,10 @@ function logTransportFailures(logger: Logger, address: string): Interceptor {
         next(metadata, {
           onReceiveStatus(status, nextStatus) {
             if (status.code === GrpcStatus.UNAVAILABLE || status.code === GrpcStatus.DEADLINE_EXCEEDED) {
-              logger.warn({ address, method: callOptions.method_definition.path, grpc_status: status.code }, 'grpc call failed');
+              logger.warn(
+                { address, method: callOptions.method_definition.path, grpc_status: status.code },
+                'grpc call failed',
+              );
             }
             nextStatus(status);
           },
@@ -95,13 +112,22 @@ export function unary<Req, Res>(
   const { signal, ...callOptions } = options;
   return new Promise<Res>((resolve, reject) => {
     if (signal?.aborted) {
-      reject(fromGrpcError({ code: GrpcStatus.CANCELLED, details: 'cancelled before start', metadata: new Metadata() }));
+      reject(
+        fromGrpcError({
+          code: GrpcStatus.CANCELLED,
+          details: 'cancelled before start',
+          metadata: new Metadata(),
+        }),
+      );
       return;
     }
     const call = method(request, metadata, callOptions, (error, response) => {
       signal?.removeEventListener('abort', cancel);
       if (error) reject(fromGrpcError(error));
-      else if (response === undefined) reject(fromGrpcError({ code: GrpcStatus.INTERNAL, details: 'empty response', metadata: new Metadata() }));
+      else if (response === undefined)
+        reject(
+          fromGrpcError({ code: GrpcStatus.INTERNAL, details: 'empty response', metadata: new Metadata() }),
+        );
       else resolve(response);
     });
     const cancel = () => call.cancel();

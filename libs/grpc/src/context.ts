@@ -49,12 +49,16 @@ export function openCallScope(call: Call, base: Logger, onCancel?: () => void): 
     controller.abort();
     onCancel?.();
   };
+  // grpc-js emits 'cancelled' whenever the stream closes, even after a normal end: stop listening
+  // once the handler has answered, so the signal means "the caller gave up" and nothing else.
+  const settle = () => call.off('cancelled', cancel);
   if (call.cancelled) cancel();
   else call.once('cancelled', cancel);
 
   return {
     ctx: { requestId, keyId, logger, signal: controller.signal, metadata: call.metadata },
     fail(error) {
+      settle();
       const ms = Math.round(performance.now() - started);
       if (controller.signal.aborted) {
         // The caller is gone: whatever the handler threw while stopping is not a failure.
@@ -71,6 +75,7 @@ export function openCallScope(call: Call, base: Logger, onCancel?: () => void): 
       return toGrpcStatus(error);
     },
     done() {
+      settle();
       logger.debug({ ms: Math.round(performance.now() - started) }, 'rpc done');
     },
   };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type ServiceError, status as GrpcStatus } from '@grpc/grpc-js';
-import { Llm, Whisper, type CompleteChunk__Output, type TranscribeChunk__Output } from '@switchboard/contracts';
+import { Llm, Whisper, type CompleteChunk__Output } from '@switchboard/contracts';
 import { SwitchboardError, errorTable } from '@switchboard/errors';
 import { createClient, unary } from './client.js';
 import type { RequestContext } from './context.js';
@@ -93,7 +93,11 @@ test('request id and key id from metadata reach the handler context', async () =
   ]);
   const client = createClient(Llm, server.address, opts);
   try {
-    const answer = await unary(client.Complete.bind(client), { prompt: 'x' }, callMetadata({ requestId: 'req-1', keyId: 'key-7' }));
+    const answer = await unary(
+      client.Complete.bind(client),
+      { prompt: 'x' },
+      callMetadata({ requestId: 'req-1', keyId: 'key-7' }),
+    );
     assert.equal(answer.text, 'req-1/key-7');
     assert.equal(seen[0]?.signal.aborted, false);
 
@@ -174,7 +178,7 @@ test('a client-streaming handler reads the messages; cancelling it aborts ctx.si
         let bytes = 0;
         let language = '';
         try {
-          for await (const chunk of chunks as AsyncIterable<TranscribeChunk__Output>) {
+          for await (const chunk of chunks) {
             if (chunk.kind === 'options') language = chunk.options?.language ?? '';
             if (chunk.kind === 'data') bytes += chunk.data?.length ?? 0;
             if (language === 'hang') signal.resolve(ctx.signal);

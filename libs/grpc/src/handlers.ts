@@ -22,14 +22,20 @@ export type UnaryHandler<Req, Res> = (request: Req, ctx: RequestContext) => Prom
  */
 export type ServerStreamHandler<Req, Res> = (request: Req, ctx: RequestContext) => AsyncIterable<Res>;
 /** `async (requests, ctx) => response`, reading the caller's messages with `for await`. */
-export type ClientStreamHandler<Req, Res> = (requests: AsyncIterable<Req>, ctx: RequestContext) => Promise<Res>;
+export type ClientStreamHandler<Req, Res> = (
+  requests: AsyncIterable<Req>,
+  ctx: RequestContext,
+) => Promise<Res>;
 
 /** The context-style handler for a grpc-js handler type, picked by the shape of its call. */
 export type ContextHandler<H> = H extends (call: ServerDuplexStream<infer _Req, infer _Res>) => void
   ? never // bidirectional streaming: no proto uses it yet
   : H extends (call: ServerWritableStream<infer Req, infer Res>) => void
     ? ServerStreamHandler<Req, Res>
-    : H extends (call: ServerReadableStream<infer Req, infer _Res>, callback: sendUnaryData<infer Res>) => void
+    : H extends (
+          call: ServerReadableStream<infer Req, infer _Res>,
+          callback: sendUnaryData<infer Res>,
+        ) => void
       ? ClientStreamHandler<Req, Res>
       : H extends (call: ServerUnaryCall<infer Req, infer _Res>, callback: sendUnaryData<infer Res>) => void
         ? UnaryHandler<Req, Res>
@@ -59,7 +65,10 @@ export function wrapUnary<Req, Res>(fn: UnaryHandler<Req, Res>, base: Logger): h
   };
 }
 
-export function wrapServerStream<Req, Res>(fn: ServerStreamHandler<Req, Res>, base: Logger): handleServerStreamingCall<Req, Res> {
+export function wrapServerStream<Req, Res>(
+  fn: ServerStreamHandler<Req, Res>,
+  base: Logger,
+): handleServerStreamingCall<Req, Res> {
   return (call) => {
     const scope = openCallScope(call, base);
     const { signal } = scope.ctx;
@@ -72,7 +81,7 @@ export function wrapServerStream<Req, Res>(fn: ServerStreamHandler<Req, Res>, ba
     }).then(
       () => {
         if (signal.aborted) {
-          scope.fail(undefined);
+          scope.fail(undefined); // only logs "rpc cancelled": there is nobody to answer
           return;
         }
         scope.done();
@@ -87,12 +96,15 @@ export function wrapServerStream<Req, Res>(fn: ServerStreamHandler<Req, Res>, ba
   };
 }
 
-export function wrapClientStream<Req, Res>(fn: ClientStreamHandler<Req, Res>, base: Logger): handleClientStreamingCall<Req, Res> {
+export function wrapClientStream<Req, Res>(
+  fn: ClientStreamHandler<Req, Res>,
+  base: Logger,
+): handleClientStreamingCall<Req, Res> {
   return (call, callback) => {
-    // A cancelled upload never ends by itself: destroying the stream makes the handler's
+    // A cancel that comes while the handler waits for a message: destroying the stream makes its
     // `for await` throw instead of waiting forever.
     const scope = openCallScope(call, base, () => call.destroy());
-    run(() => fn(call as AsyncIterable<Req>, scope.ctx)).then(
+    run(() => fn(requests<Req>(call, scope.ctx.signal), scope.ctx)).then(
       (response) => {
         scope.done();
         callback(null, response);
@@ -103,6 +115,17 @@ export function wrapClientStream<Req, Res>(fn: ClientStreamHandler<Req, Res>, ba
       },
     );
   };
+}
+
+/**
+ * The caller's messages. A cancelled upload also *ends* the stream (Node's http2 pushes EOF on
+ * RST_STREAM) and grpc-js reports the cancel only a few ticks later, so before saying "that was
+ * all" we let those ticks run: a truncated upload must never pass for a complete one.
+ */
+async function* requests<Req>(call: AsyncIterable<unknown>, signal: AbortSignal): AsyncIterable<Req> {
+  for await (const message of call) yield message as Req;
+  await new Promise((resolve) => setImmediate(resolve));
+  signal.throwIfAborted();
 }
 
 /** Turns a synchronous throw into a rejection, so every failure takes the same path. */

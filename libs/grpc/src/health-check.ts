@@ -11,14 +11,22 @@ export type HealthStatus = ServingStatus | 'UNREACHABLE';
  * an existing Health client (the gateway's, polling). A service the server does not know is
  * SERVICE_UNKNOWN. Never throws.
  */
-export async function checkHealth(target: string | HealthClient, service = '', timeoutMs = 1_000): Promise<HealthStatus> {
+export async function checkHealth(
+  target: string | HealthClient,
+  service = '',
+  timeoutMs = 1_000,
+): Promise<HealthStatus> {
   const client = typeof target === 'string' ? new Health(target, credentials.createInsecure()) : target;
   try {
     return await new Promise<HealthStatus>((resolve) => {
-      client.Check({ service }, { deadline: Date.now() + timeoutMs }, (error: ServiceError | null, response) => {
-        if (error) resolve(error.code === GrpcStatus.NOT_FOUND ? 'SERVICE_UNKNOWN' : 'UNREACHABLE');
-        else resolve(response?.status ?? 'UNKNOWN');
-      });
+      client.Check(
+        { service },
+        { deadline: Date.now() + timeoutMs },
+        (error: ServiceError | null, response) => {
+          if (error) resolve(error.code === GrpcStatus.NOT_FOUND ? 'SERVICE_UNKNOWN' : 'UNREACHABLE');
+          else resolve(response?.status ?? 'UNKNOWN');
+        },
+      );
     });
   } finally {
     if (typeof target === 'string') client.close();

@@ -21,7 +21,10 @@ function watch(address: string, service: string) {
     call.on('error', () => resolve());
   });
   return {
-    next: () => new Promise<string>((resolve) => (seen.length > 0 ? resolve(seen.shift() ?? '') : waiters.push(resolve))),
+    next: () =>
+      new Promise<string>((resolve) =>
+        seen.length > 0 ? resolve(seen.shift() ?? '') : waiters.push(resolve),
+      ),
     ended,
     close: () => {
       call.cancel();
@@ -83,10 +86,17 @@ test('checkHealth says UNREACHABLE where nothing listens; waitForServing waits f
 
   const server = await serve([llm()]);
   try {
-    const waiting = waitForServing(server.address, { service: serviceNames.Llm, timeoutMs: 10_000, intervalMs: 50 });
+    const waiting = waitForServing(server.address, {
+      service: serviceNames.Llm,
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    });
     setTimeout(() => server.health.setAll('SERVING'), 300);
     assert.equal(await waiting, 'SERVING');
-    assert.equal(await waitForServing(server.address, { service: 'no.such.Service', timeoutMs: 300, intervalMs: 50 }), 'SERVICE_UNKNOWN');
+    assert.equal(
+      await waitForServing(server.address, { service: 'no.such.Service', timeoutMs: 2_000, intervalMs: 100 }),
+      'SERVICE_UNKNOWN',
+    );
   } finally {
     await server.shutdown(1_000);
   }

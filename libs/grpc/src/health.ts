@@ -1,5 +1,10 @@
 import { status as GrpcStatus, type ServerWritableStream } from '@grpc/grpc-js';
-import type { HealthCheckRequest__Output, HealthCheckResponse, HealthCheckResponse__Output, HealthHandlers } from '@switchboard/contracts';
+import type {
+  HealthCheckRequest__Output,
+  HealthCheckResponse,
+  HealthCheckResponse__Output,
+  HealthHandlers,
+} from '@switchboard/contracts';
 
 export type ServingStatus = HealthCheckResponse__Output['status'];
 /** What a worker may report; UNKNOWN and SERVICE_UNKNOWN are the protocol's, not a worker's. */
@@ -18,7 +23,9 @@ type Watcher = (status: ServingStatus) => void;
 export class HealthReporter {
   private readonly statuses = new Map<string, ServingStatus>();
   private readonly watchers = new Map<string, Set<Watcher>>();
-  private readonly watchCalls = new Set<ServerWritableStream<HealthCheckRequest__Output, HealthCheckResponse>>();
+  private readonly watchCalls = new Set<
+    ServerWritableStream<HealthCheckRequest__Output, HealthCheckResponse>
+  >();
   private closed = false;
 
   constructor(services: readonly string[], initial: ReportedStatus = 'NOT_SERVING') {
@@ -53,7 +60,10 @@ export class HealthReporter {
     Check: (call, callback) => {
       const status = this.statuses.get(call.request.service);
       if (status === undefined) {
-        callback({ code: GrpcStatus.NOT_FOUND, details: `unknown service ${JSON.stringify(call.request.service)}` });
+        callback({
+          code: GrpcStatus.NOT_FOUND,
+          details: `unknown service ${JSON.stringify(call.request.service)}`,
+        });
         return;
       }
       callback(null, { status });

@@ -11,9 +11,22 @@
  *           callMetadata({ requestId, keyId })), checkHealth(address).
  */
 export { clientKeepalive, serverKeepalive, retryServiceConfig } from './channel-options.js';
-export { createClient, unary, type ClientConstructor, type CreateClientOptions, type UnaryMethod, type UnaryOptions } from './client.js';
+export {
+  createClient,
+  unary,
+  type ClientConstructor,
+  type CreateClientOptions,
+  type UnaryMethod,
+  type UnaryOptions,
+} from './client.js';
 export type { RequestContext } from './context.js';
-export type { ClientStreamHandler, ContextHandler, ContextImplementation, ServerStreamHandler, UnaryHandler } from './handlers.js';
+export type {
+  ClientStreamHandler,
+  ContextHandler,
+  ContextImplementation,
+  ServerStreamHandler,
+  UnaryHandler,
+} from './handlers.js';
 export { HealthReporter, OVERALL, type ReportedStatus, type ServingStatus } from './health.js';
 export { checkHealth, waitForServing, type HealthStatus, type WaitOptions } from './health-check.js';
 export { callMetadata, metadataKeys, readMetadata, type CallIdentity } from './metadata.js';

@@ -56,7 +56,9 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
 
   const address = host.includes(':') ? `[${host}]:${options.port}` : `${host}:${options.port}`;
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound)));
+    server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    );
   });
   logger.info({ host, port, services: names }, 'grpc server listening');
 

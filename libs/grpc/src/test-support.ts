@@ -1,7 +1,12 @@
 // Shared by this package's tests only (not exported from index).
 import { createServer } from 'node:net';
 import { createLogger, type Logger } from '@switchboard/telemetry';
-import type { CompleteChunk, CompleteRequest__Output, CompleteResponse, LlmHandlers } from '@switchboard/contracts';
+import type {
+  CompleteChunk,
+  CompleteRequest__Output,
+  CompleteResponse,
+  LlmHandlers,
+} from '@switchboard/contracts';
 import type { ContextImplementation } from './handlers.js';
 import { defineService, startGrpcServer, type GrpcServer, type ServiceRegistration } from './server.js';
 
@@ -31,7 +36,12 @@ export function captureLogger(): { logger: Logger; records: LogRecord[] } {
 }
 
 export function response(text: string, model = 'test-model'): CompleteResponse {
-  return { model, text, finish_reason: 'stop', usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
+  return {
+    model,
+    text,
+    finish_reason: 'stop',
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  };
 }
 
 /** The Llm service with plain answers, any method replaced by the test. */
@@ -42,12 +52,17 @@ export function llm(overrides: Partial<ContextImplementation<LlmHandlers>> = {})
       for (const word of request.prompt.split(' ')) yield { delta: word };
       yield { done: response(request.prompt) };
     },
-    ListModels: async () => ({ models: [{ id: 'test-model', status: 'ready', is_default: true, description: 'test' }] }),
+    ListModels: async () => ({
+      models: [{ id: 'test-model', status: 'ready', is_default: true, description: 'test' }],
+    }),
     ...overrides,
   });
 }
 
-export async function serve(services: ServiceRegistration[], logger: Logger = silent): Promise<GrpcServer & { address: string }> {
+export async function serve(
+  services: ServiceRegistration[],
+  logger: Logger = silent,
+): Promise<GrpcServer & { address: string }> {
   const server = await startGrpcServer({ port: 0, host: '127.0.0.1', logger, services });
   return Object.assign(server, { address: `127.0.0.1:${server.port}` });
 }

@@ -16,7 +16,17 @@ export function createLogger({ service, level = 'info' }: LoggerOptions): Logger
     level,
     base: { service },
     redact: {
-      paths: ['authorization', 'req.headers.authorization', '*.authorization', 'key', 'secret', '*.key', '*.secret', 'prompt', '*.prompt'],
+      paths: [
+        'authorization',
+        'req.headers.authorization',
+        '*.authorization',
+        'key',
+        'secret',
+        '*.key',
+        '*.secret',
+        'prompt',
+        '*.prompt',
+      ],
       censor: '[redacted]',
     },
   });

@@ -18,7 +18,11 @@ export interface MetricsServer {
 /**
  * GET /metrics on its own port, so scraping never competes with (or is exposed beside) the API.
  */
-export async function startMetricsServer(registry: Registry, port: number, host = '0.0.0.0'): Promise<MetricsServer> {
+export async function startMetricsServer(
+  registry: Registry,
+  port: number,
+  host = '0.0.0.0',
+): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');

@@ -16,15 +16,34 @@ const MB = 1_000_000;
 /** API.md §1 defaults; TIER_POLICIES (JSON) overrides any field of any tier. */
 const defaultTierPolicies: Record<TierName, TierPolicy> = {
   basic: { requests_per_minute: 60, browser_sessions: 2, upload_limit_bytes: 25 * MB, animation_jobs: 0 },
-  professional: { requests_per_minute: 600, browser_sessions: 10, upload_limit_bytes: 100 * MB, animation_jobs: 2 },
-  enterprise: { requests_per_minute: 6000, browser_sessions: 50, upload_limit_bytes: 500 * MB, animation_jobs: 10 },
+  professional: {
+    requests_per_minute: 600,
+    browser_sessions: 10,
+    upload_limit_bytes: 100 * MB,
+    animation_jobs: 2,
+  },
+  enterprise: {
+    requests_per_minute: 6000,
+    browser_sessions: 50,
+    upload_limit_bytes: 500 * MB,
+    animation_jobs: 10,
+  },
 };
 
 const tierOverrides = z
-  .object(Object.fromEntries(tierNames.map((t) => [t, tierPolicy.partial().optional()])) as Record<TierName, z.ZodOptional<z.ZodObject<{ [K in keyof TierPolicy]: z.ZodOptional<z.ZodNumber> }>>>)
+  .object(
+    Object.fromEntries(tierNames.map((t) => [t, tierPolicy.partial().optional()])) as Record<
+      TierName,
+      z.ZodOptional<z.ZodObject<{ [K in keyof TierPolicy]: z.ZodOptional<z.ZodNumber> }>>
+    >,
+  )
   .strict()
-  .transform((overrides) =>
-    Object.fromEntries(tierNames.map((t) => [t, { ...defaultTierPolicies[t], ...overrides[t] }])) as Record<TierName, TierPolicy>,
+  .transform(
+    (overrides) =>
+      Object.fromEntries(tierNames.map((t) => [t, { ...defaultTierPolicies[t], ...overrides[t] }])) as Record<
+        TierName,
+        TierPolicy
+      >,
   );
 
 const schema = z
@@ -38,7 +57,10 @@ const schema = z
     TRUSTED_PROXIES: env.cidrList(),
     NATS_URL: env.url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222'),
     REDIS_URL: env.url(['redis', 'rediss'], 'redis://127.0.0.1:6379'),
-    KEYS_BUCKET: z.string().regex(/^[A-Za-z0-9_-]+$/).default('switchboard_keys'),
+    KEYS_BUCKET: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]+$/)
+      .default('switchboard_keys'),
     RATE_LIMIT_PREFIX: z.string().default('sb:rl'),
     AUTH_FAILURES_PER_MINUTE: env.positiveInt(30),
     TIER_POLICIES: env.json(tierOverrides, '{}'),

@@ -18,7 +18,11 @@ async function main(): Promise<void> {
   const metrics = createGatewayMetrics(registry);
 
   // NATS reconnects forever: a broker restart must not take the gateway down.
-  const nats = await connect({ servers: config.natsUrl, name: 'switchboard-gateway', maxReconnectAttempts: -1 });
+  const nats = await connect({
+    servers: config.natsUrl,
+    name: 'switchboard-gateway',
+    maxReconnectAttempts: -1,
+  });
   const keys = await KeyStore.open(nats, { bucket: config.keysBucket, logger });
   await keys.ready;
   const redis = createRedisClient(config.redisUrl);
@@ -26,7 +30,10 @@ async function main(): Promise<void> {
   const clients = createWorkerClients(config.workers, logger);
   const events = new EventPublisher(nats, logger);
 
-  const degradedTimer = setInterval(() => metrics.rateLimitDegraded.set(limiter.storeHealthy() ? 0 : 1), 1000);
+  const degradedTimer = setInterval(
+    () => metrics.rateLimitDegraded.set(limiter.storeHealthy() ? 0 : 1),
+    1000,
+  );
   degradedTimer.unref();
 
   const app = createApp({
@@ -49,7 +56,10 @@ async function main(): Promise<void> {
   server.requestTimeout = 0;
   server.keepAliveTimeout = 65_000;
   const metricsServer = await startMetricsServer(registry, config.metricsPort);
-  logger.info({ port: (server.address() as AddressInfo).port, metrics_port: metricsServer.port }, 'gateway listening');
+  logger.info(
+    { port: (server.address() as AddressInfo).port, metrics_port: metricsServer.port },
+    'gateway listening',
+  );
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -83,6 +93,8 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   // Config errors name every bad variable; anything else is unexpected at start-up.
-  process.stderr.write(`${error instanceof ConfigError ? error.message : (error as Error).stack ?? String(error)}\n`);
+  process.stderr.write(
+    `${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`,
+  );
   process.exit(1);
 });

@@ -40,7 +40,16 @@ export interface GatewayDeps {
  * API behind its token; then key authentication, the key's IP allowlist and the tier gate —
  * all before the rate limit, so 401/403 never spend a key's quota — and then the routes.
  */
-export function createApp({ config, logger, keys, limiter, clients, events, metrics, readiness }: GatewayDeps): Express {
+export function createApp({
+  config,
+  logger,
+  keys,
+  limiter,
+  clients,
+  events,
+  metrics,
+  readiness,
+}: GatewayDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -55,7 +64,14 @@ export function createApp({ config, logger, keys, limiter, clients, events, metr
   app.use(publicDocsRouter());
   app.use(
     '/admin',
-    adminRouter({ keys, events, clients, guard, adminToken: config.adminToken, bodyLimitBytes: config.http.jsonBodyLimitBytes }),
+    adminRouter({
+      keys,
+      events,
+      clients,
+      guard,
+      adminToken: config.adminToken,
+      bodyLimitBytes: config.http.jsonBodyLimitBytes,
+    }),
   );
 
   app.use(authenticate(keys, guard));

@@ -13,7 +13,10 @@ export function requireAdminToken(adminToken: string, guard: AuthFailureGuard): 
     await guard.check(ip);
     const token = bearerToken(req.get('authorization'));
     if (!token || !timingSafeEqual(digest(token), expected)) {
-      throw await guard.fail(ip, new SwitchboardError('unauthorized', { message: 'A valid admin token is required.' }));
+      throw await guard.fail(
+        ip,
+        new SwitchboardError('unauthorized', { message: 'A valid admin token is required.' }),
+      );
     }
     next();
   };

@@ -14,7 +14,11 @@ export function tierGate(): RequestHandler {
     const key = res.locals.ctx.key;
     const rule = minimumTiers.find(({ prefix }) => req.path === prefix || req.path.startsWith(`${prefix}/`));
     if (key && rule && tierRank(key.tier) < tierRank(rule.tier)) {
-      next(new SwitchboardError('tier_required', { message: `This endpoint needs the ${rule.tier} tier or higher.` }));
+      next(
+        new SwitchboardError('tier_required', {
+          message: `This endpoint needs the ${rule.tier} tier or higher.`,
+        }),
+      );
       return;
     }
     next();
@@ -22,6 +26,9 @@ export function tierGate(): RequestHandler {
 }
 
 /** The policy of the authenticated caller's tier. */
-export function policyOf(tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>, tier: TierName): Readonly<TierPolicy> {
+export function policyOf(
+  tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
+  tier: TierName,
+): Readonly<TierPolicy> {
   return tiers[tier];
 }

@@ -1,4 +1,10 @@
-import { Animation, type AnimationClient as GrpcAnimation, type Job__Output, type ModelInfo__Output, type SubmitJobRequest } from '@switchboard/contracts';
+import {
+  Animation,
+  type AnimationClient as GrpcAnimation,
+  type Job__Output,
+  type ModelInfo__Output,
+  type SubmitJobRequest,
+} from '@switchboard/contracts';
 import { callMetadata, createClient, unary } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
@@ -30,12 +36,18 @@ export class AnimationClient implements ModelLister {
 
   /** Every job of `ownerKeyId`, or of everyone when empty (the admin dashboard). */
   async list(ownerKeyId: string, ctx: CallContext): Promise<Job[]> {
-    const list = await unary(this.grpc.ListJobs.bind(this.grpc), { owner_key_id: ownerKeyId }, callMetadata(ctx));
+    const list = await unary(
+      this.grpc.ListJobs.bind(this.grpc),
+      { owner_key_id: ownerKeyId },
+      callMetadata(ctx),
+    );
     return list.jobs;
   }
 
   async listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
-    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), { deadline: Date.now() + 2000 });
+    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), {
+      deadline: Date.now() + 2000,
+    });
     return list.models;
   }
 }

@@ -55,7 +55,9 @@ export class BrowserClient {
   }
 
   async listSessions(ctx: CallContext): Promise<Session[]> {
-    const list = await unary(this.grpc.ListSessions.bind(this.grpc), {}, callMetadata(ctx), { deadline: Date.now() + 2000 });
+    const list = await unary(this.grpc.ListSessions.bind(this.grpc), {}, callMetadata(ctx), {
+      deadline: Date.now() + 2000,
+    });
     return list.sessions;
   }
 }

@@ -1,4 +1,10 @@
-import { Diffusion, type DiffusionClient as GrpcDiffusion, type GenerateImageRequest, type GenerateImageResponse__Output, type ModelInfo__Output } from '@switchboard/contracts';
+import {
+  Diffusion,
+  type DiffusionClient as GrpcDiffusion,
+  type GenerateImageRequest,
+  type GenerateImageResponse__Output,
+  type ModelInfo__Output,
+} from '@switchboard/contracts';
 import { callMetadata, createClient, unary } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
@@ -19,7 +25,9 @@ export class DiffusionClient implements ModelLister {
   }
 
   async listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
-    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), { deadline: Date.now() + 2000 });
+    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), {
+      deadline: Date.now() + 2000,
+    });
     return list.models;
   }
 }

@@ -28,7 +28,10 @@ export interface WorkerClients {
   close(): void;
 }
 
-export function createWorkerClients(endpoints: Readonly<Record<WorkerName, Readonly<WorkerEndpoint>>>, logger: Logger): WorkerClients {
+export function createWorkerClients(
+  endpoints: Readonly<Record<WorkerName, Readonly<WorkerEndpoint>>>,
+  logger: Logger,
+): WorkerClients {
   const clients = {
     llm: new LlmClient(endpoints.llm, logger),
     whisper: new WhisperClient(endpoints.whisper, logger),
@@ -52,7 +55,8 @@ export function createWorkerClients(endpoints: Readonly<Record<WorkerName, Reado
       );
     },
     close() {
-      for (const client of [...Object.values(clients).map((c) => c.grpc), ...healthClients.values()]) client.close();
+      for (const client of [...Object.values(clients).map((c) => c.grpc), ...healthClients.values()])
+        client.close();
     },
   };
 }

@@ -1,4 +1,11 @@
-import { Llm, type CompleteChunk__Output, type CompleteRequest, type CompleteResponse__Output, type LlmClient as GrpcLlm, type ModelInfo__Output } from '@switchboard/contracts';
+import {
+  Llm,
+  type CompleteChunk__Output,
+  type CompleteRequest,
+  type CompleteResponse__Output,
+  type LlmClient as GrpcLlm,
+  type ModelInfo__Output,
+} from '@switchboard/contracts';
 import { callMetadata, createClient, unary } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
@@ -24,7 +31,9 @@ export class LlmClient implements ModelLister {
   }
 
   async listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
-    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), { deadline: Date.now() + 2000 });
+    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), {
+      deadline: Date.now() + 2000,
+    });
     return list.models;
   }
 }

@@ -1,4 +1,10 @@
-import { Whisper, type ModelInfo__Output, type TranscribeChunk, type TranscribeResponse__Output, type WhisperClient as GrpcWhisper } from '@switchboard/contracts';
+import {
+  Whisper,
+  type ModelInfo__Output,
+  type TranscribeChunk,
+  type TranscribeResponse__Output,
+  type WhisperClient as GrpcWhisper,
+} from '@switchboard/contracts';
 import { callMetadata, createClient, unary } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
@@ -31,7 +37,9 @@ export class WhisperClient implements ModelLister {
   }
 
   async listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
-    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), { deadline: Date.now() + 2000 });
+    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), {
+      deadline: Date.now() + 2000,
+    });
     return list.models;
   }
 }

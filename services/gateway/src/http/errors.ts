@@ -14,7 +14,8 @@ export function errorBody(error: SwitchboardError, requestId: string) {
 }
 
 export function sendError(res: Response, error: SwitchboardError): void {
-  if (error.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
+  if (error.retryAfterSeconds !== undefined)
+    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
   res.status(error.httpStatus).json(errorBody(error, res.locals.ctx.requestId));
 }
 

@@ -14,7 +14,9 @@ export function validate<S extends z.ZodType>(schema: S, input: unknown): z.outp
   const issue = result.error.issues[0];
   const param = issue?.path.map(String).join('.') || undefined;
   throw new SwitchboardError('invalid_request', {
-    message: param ? `${param}: ${issue?.message ?? 'invalid value'}` : (issue?.message ?? 'Invalid request.'),
+    message: param
+      ? `${param}: ${issue?.message ?? 'invalid value'}`
+      : (issue?.message ?? 'Invalid request.'),
     param,
   });
 }

@@ -10,7 +10,10 @@ export class EventPublisher {
 
   publish(event: string, body: Record<string, unknown>): void {
     try {
-      this.nats.publish(`switchboard.events.${event}`, JSON.stringify({ ...body, at: new Date().toISOString() }));
+      this.nats.publish(
+        `switchboard.events.${event}`,
+        JSON.stringify({ ...body, at: new Date().toISOString() }),
+      );
     } catch (error) {
       this.logger.warn({ err: error, event }, 'event not published');
     }

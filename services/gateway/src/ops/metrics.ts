@@ -51,7 +51,12 @@ export function observeRequests(metrics: GatewayMetrics): RequestHandler {
       metrics.requests.inc(labels);
       metrics.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
       res.locals.ctx.logger.info(
-        { method: req.method, route, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 },
+        {
+          method: req.method,
+          route,
+          status: res.statusCode,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+        },
         'request',
       );
     });

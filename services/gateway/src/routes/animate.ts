@@ -10,7 +10,9 @@ import { validate } from '../http/validate.js';
 const imageUrl = z
   .string()
   .refine(
-    (v) => /^data:image\/(png|jpeg);base64,[A-Za-z0-9+/=\s]+$/.test(v) || /^\/api\/images\/img-[A-Za-z0-9-]+\.png$/.test(v),
+    (v) =>
+      /^data:image\/(png|jpeg);base64,[A-Za-z0-9+/=\s]+$/.test(v) ||
+      /^\/api\/images\/img-[A-Za-z0-9-]+\.png$/.test(v),
     'expected an image URL this API returned (/api/images/…) or a data:image/png|jpeg;base64 URL',
   );
 
@@ -28,7 +30,11 @@ const animateBody = z
   })
   .superRefine((body, ctx) => {
     if (body.backend !== 'video-diffusion' && body.audio === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['audio'], message: `is required for the ${body.backend} backend` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['audio'],
+        message: `is required for the ${body.backend} backend`,
+      });
     }
   });
 
@@ -63,10 +69,15 @@ function checkedJobId(raw: string): string {
 }
 
 /** /animate (API.md §5); the tier gate runs before this router. */
-export function animateRouter(animation: AnimationClient, tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>): Router {
+export function animateRouter(
+  animation: AnimationClient,
+  tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
+): Router {
   const router = Router();
   // Images and audio arrive inline as data: URLs, so the body limit is the tier's upload limit.
-  const bodies = new Map(Object.entries(tiers).map(([tier, policy]) => [tier, jsonBody(policy.upload_limit_bytes)]));
+  const bodies = new Map(
+    Object.entries(tiers).map(([tier, policy]) => [tier, jsonBody(policy.upload_limit_bytes)]),
+  );
 
   router.post(
     '/animate',
@@ -75,7 +86,9 @@ export function animateRouter(animation: AnimationClient, tiers: Readonly<Record
       const body = validate(animateBody, req.body);
       const idempotencyKey = req.get('idempotency-key') ?? '';
       if (idempotencyKey.length > 255) {
-        throw new SwitchboardError('invalid_request', { message: 'Idempotency-Key is longer than 255 characters.' });
+        throw new SwitchboardError('invalid_request', {
+          message: 'Idempotency-Key is longer than 255 characters.',
+        });
       }
       const tier = res.locals.ctx.key?.tier ?? 'basic';
       const job = await animation.submit(

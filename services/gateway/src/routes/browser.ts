@@ -71,7 +71,12 @@ export function browserRouter(
     const id = sessionId(req);
     const { url } = validate(navigateBody, req.body);
     const page = await browser.navigate({ session_id: id, url }, callContext(res));
-    res.json({ session_id: page.session_id, url: page.url, title: page.title, http_status: page.http_status });
+    res.json({
+      session_id: page.session_id,
+      url: page.url,
+      title: page.title,
+      http_status: page.http_status,
+    });
   });
 
   router.post(`${base}/:id/input`, body, async (req, res) => {

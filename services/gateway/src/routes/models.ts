@@ -33,7 +33,9 @@ export function modelsRouter(listers: readonly ModelLister[], ttlMs = 2000): Rou
   const lists = listers.map((lister) => new CachedModelList(lister, ttlMs));
   router.get('/models', async (_req, res) => {
     const ctx = callContext(res);
-    const answers = await Promise.all(lists.map(async (list) => ({ capability: list.lister.capability, models: await list.get(ctx) })));
+    const answers = await Promise.all(
+      lists.map(async (list) => ({ capability: list.lister.capability, models: await list.get(ctx) })),
+    );
     const data = answers.flatMap(({ capability, models }) =>
       (models ?? []).map((model) => ({
         id: model.id,

@@ -13,7 +13,12 @@ const queryBody = z.object({
   prompt: z.string().min(1, 'must not be empty'),
   model: z.string().min(1).max(200).optional(),
   // The upper bound is the model's context, which only the worker knows.
-  max_tokens: z.number().int().min(1).max(2 ** 31 - 1).optional(),
+  max_tokens: z
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 31 - 1)
+    .optional(),
   temperature: z.number().min(0).max(2).default(0.7),
   stream: z.boolean().default(false),
   top_p: z.number().gt(0).max(1).optional(),
@@ -70,7 +75,12 @@ export function queryRouter(llm: LlmClient, bodyLimitBytes: number): Router {
           sse.send({ id, model: chunk.model || model, index: index++, delta: chunk.delta });
           model = chunk.model || model;
         } else if (chunk.done) {
-          sse.send({ id, model: chunk.done.model, finish_reason: chunk.done.finish_reason, usage: chunk.done.usage });
+          sse.send({
+            id,
+            model: chunk.done.model,
+            finish_reason: chunk.done.finish_reason,
+            usage: chunk.done.usage,
+          });
         }
       }
     } catch (error) {

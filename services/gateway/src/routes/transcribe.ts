@@ -1,4 +1,3 @@
-import type { Readable } from 'node:stream';
 import { Router, type Request, type RequestHandler } from 'express';
 import multer, { MulterError, type StorageEngine } from 'multer';
 import { SwitchboardError } from '@switchboard/errors';
@@ -16,7 +15,10 @@ interface TranscribeFields {
 function readFields(body: Record<string, unknown>): TranscribeFields {
   const language = typeof body.language === 'string' ? body.language.trim().toLowerCase() : '';
   if (language && !/^[a-z]{2}$/.test(language)) {
-    throw new SwitchboardError('invalid_request', { message: 'language: expected an ISO 639-1 code', param: 'language' });
+    throw new SwitchboardError('invalid_request', {
+      message: 'language: expected an ISO 639-1 code',
+      param: 'language',
+    });
   }
   const format = typeof body.format === 'string' && body.format !== '' ? body.format : 'text';
   if (!(transcriptFormats as readonly string[]).includes(format)) {
@@ -54,12 +56,12 @@ function relayToWhisper(whisper: WhisperClient): StorageEngine {
             content_type: file.mimetype,
           },
         });
-        for await (const data of file.stream as Readable) await upload.send({ data: data as Buffer });
+        for await (const data of file.stream) await upload.send({ data: data as Buffer });
       })().then(
         () => done(null, {}),
         (error: unknown) => {
-          (file.stream as Readable).resume(); // let multer finish reading the form
-          done(error as Error);
+          file.stream.resume(); // let multer finish reading the form
+          done(error);
         },
       );
     },
@@ -74,25 +76,44 @@ function relayToWhisper(whisper: WhisperClient): StorageEngine {
 function fromMulterError(error: unknown): unknown {
   if (!(error instanceof MulterError)) return error;
   if (error.code === 'LIMIT_FILE_SIZE') {
-    return new SwitchboardError('payload_too_large', { message: "The file is larger than the key's tier allows.", param: 'file' });
+    return new SwitchboardError('payload_too_large', {
+      message: "The file is larger than the key's tier allows.",
+      param: 'file',
+    });
   }
-  return new SwitchboardError('invalid_request', { message: `Malformed upload: ${error.message}.`, param: error.field });
+  return new SwitchboardError('invalid_request', {
+    message: `Malformed upload: ${error.message}.`,
+    param: error.field,
+  });
 }
 
 /** POST /transcribe (API.md §3), streamed from the client through the gateway to the worker. */
-export function transcribeRouter(whisper: WhisperClient, tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>): Router {
+export function transcribeRouter(
+  whisper: WhisperClient,
+  tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
+): Router {
   const router = Router();
   const storage = relayToWhisper(whisper);
   const parsers = new Map(
     Object.entries(tiers).map(([tier, policy]) => [
       tier,
-      { limit: policy.upload_limit_bytes, parse: multer({ storage, limits: { fileSize: policy.upload_limit_bytes, files: 1, fields: 8, fieldSize: 1024 } }).single('file') },
+      {
+        limit: policy.upload_limit_bytes,
+        parse: multer({
+          storage,
+          limits: { fileSize: policy.upload_limit_bytes, files: 1, fields: 8, fieldSize: 1024 },
+        }).single('file'),
+      },
     ]),
   );
 
   const receive: RequestHandler = (req, res, next) => {
     if (!req.is('multipart/form-data')) {
-      next(new SwitchboardError('unsupported_media_type', { message: 'Send the upload as multipart/form-data.' }));
+      next(
+        new SwitchboardError('unsupported_media_type', {
+          message: 'Send the upload as multipart/form-data.',
+        }),
+      );
       return;
     }
     const parser = parsers.get(res.locals.ctx.key?.tier ?? 'basic')!;
@@ -102,13 +123,18 @@ export function transcribeRouter(whisper: WhisperClient, tiers: Readonly<Record<
       next(fromMulterError(new MulterError('LIMIT_FILE_SIZE', 'file')));
       return;
     }
-    parser.parse(req, res, (error?: unknown) => next(error === undefined ? undefined : fromMulterError(error)));
+    parser.parse(req, res, (error?: unknown) =>
+      next(error === undefined ? undefined : fromMulterError(error)),
+    );
   };
 
   router.post('/transcribe', receive, async (req: UploadRequest, res) => {
     const upload = req.upload;
     if (!upload || !req.uploadFields) {
-      throw new SwitchboardError('invalid_request', { message: 'file: an audio file is required', param: 'file' });
+      throw new SwitchboardError('invalid_request', {
+        message: 'file: an audio file is required',
+        param: 'file',
+      });
     }
     const fields = readFields(req.body as Record<string, unknown>);
     if (fields.language !== req.uploadFields.language || fields.format !== req.uploadFields.format) {

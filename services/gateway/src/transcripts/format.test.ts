@@ -14,7 +14,10 @@ test('srt numbers cues from 1 with a blank line between them', () => {
     { start: 0, end: 1.5, text: ' Hello ' },
     { start: 1.5, end: 3725, text: 'two\n\nlines' },
   ]);
-  assert.equal(srt, '1\n00:00:00,000 --> 00:00:01,500\nHello\n\n2\n00:00:01,500 --> 01:02:05,000\ntwo\nlines\n');
+  assert.equal(
+    srt,
+    '1\n00:00:00,000 --> 00:00:01,500\nHello\n\n2\n00:00:01,500 --> 01:02:05,000\ntwo\nlines\n',
+  );
 });
 
 test('vtt starts with WEBVTT and rewrites an arrow inside cue text', () => {
@@ -23,7 +26,12 @@ test('vtt starts with WEBVTT and rewrites an arrow inside cue text', () => {
 });
 
 test('json and text formats', () => {
-  const transcript = { text: ' hi ', language: 'en', duration_s: 2, segments: [{ start: 0, end: 2, text: ' hi' }] };
+  const transcript = {
+    text: ' hi ',
+    language: 'en',
+    duration_s: 2,
+    segments: [{ start: 0, end: 2, text: ' hi' }],
+  };
   assert.deepEqual(JSON.parse(render(transcript, 'json')), {
     text: 'hi',
     language: 'en',

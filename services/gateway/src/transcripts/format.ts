@@ -33,18 +33,25 @@ export function timestamp(seconds: number, separator: ',' | '.'): string {
 }
 
 // A blank line ends a cue in both formats, so text must never contain one.
-const oneCueText = (text: string) => text.trim().replace(/\r\n?/g, '\n').replace(/\n{2,}/g, '\n');
+const oneCueText = (text: string) =>
+  text
+    .trim()
+    .replace(/\r\n?/g, '\n')
+    .replace(/\n{2,}/g, '\n');
 
 export function toSrt(segments: readonly TranscriptSegment[]): string {
   return segments
-    .map((s, i) => `${i + 1}\n${timestamp(s.start, ',')} --> ${timestamp(s.end, ',')}\n${oneCueText(s.text)}\n`)
+    .map(
+      (s, i) => `${i + 1}\n${timestamp(s.start, ',')} --> ${timestamp(s.end, ',')}\n${oneCueText(s.text)}\n`,
+    )
     .join('\n');
 }
 
 export function toVtt(segments: readonly TranscriptSegment[]): string {
   const cues = segments.map(
     // "-->" inside cue text would be read as a timing line.
-    (s) => `${timestamp(s.start, '.')} --> ${timestamp(s.end, '.')}\n${oneCueText(s.text).replaceAll('-->', '->')}\n`,
+    (s) =>
+      `${timestamp(s.start, '.')} --> ${timestamp(s.end, '.')}\n${oneCueText(s.text).replaceAll('-->', '->')}\n`,
   );
   return ['WEBVTT\n', ...cues].join('\n');
 }

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { z } from 'zod';
+import { ConfigError, env, isCidr, loadConfig } from './index.js';
+
+const schema = z.object({
+  PORT: env.port(8080),
+  PEER_ADDR: env.address('127.0.0.1:1'),
+  ALLOW: env.cidrList(),
+  DEBUG: env.boolean(false),
+  NATS_URL: env.url(['nats'], 'nats://127.0.0.1:4222'),
+});
+
+test('defaults apply, values parse, and the result is deeply frozen', () => {
+  const config = loadConfig(schema, { PORT: '9000', ALLOW: '10.0.0.0/8, ::1/128', DEBUG: 'yes', UNRELATED: 'x' });
+  assert.deepEqual(config, {
+    PORT: 9000,
+    PEER_ADDR: '127.0.0.1:1',
+    ALLOW: ['10.0.0.0/8', '::1/128'],
+    DEBUG: true,
+    NATS_URL: 'nats://127.0.0.1:4222',
+  });
+  assert.ok(Object.isFrozen(config) && Object.isFrozen(config.ALLOW));
+});
+
+test('empty strings count as unset', () => {
+  assert.equal(loadConfig(schema, { PORT: '' }).PORT, 8080);
+});
+
+test('every bad variable is named at once', () => {
+  const error = (() => {
+    try {
+      loadConfig(schema, { PORT: '70000', PEER_ADDR: 'nohost', ALLOW: '10.0.0.0/99', NATS_URL: 'http://x' });
+    } catch (e) {
+      return e;
+    }
+    return undefined;
+  })();
+  assert.ok(error instanceof ConfigError);
+  const named = error.problems.map((p) => p.split(':')[0]).sort();
+  assert.deepEqual(named, ['ALLOW', 'NATS_URL', 'PEER_ADDR', 'PORT']);
+});
+
+test('isCidr', () => {
+  for (const ok of ['10.0.0.0/8', '0.0.0.0/0', '::/0', '2001:db8::/32', '192.0.2.1']) assert.ok(isCidr(ok), ok);
+  for (const bad of ['10.0.0.0/33', '::/129', '10.0.0/8', 'x/1', '10.0.0.0/8/1', '', '10.0.0.0/']) assert.ok(!isCidr(bad), bad);
+});

@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, sep } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { freePort, startNats, startRedis, type InfraHandle } from '@switchboard/devcluster';
+import { repoRoot } from '../support/helm.js';
+
+/**
+ * The production install step of services/gateway/Dockerfile (`pnpm deploy --prod` of the gateway
+ * alone), run here into a temp folder outside the workspace; the gateway is then started from that
+ * folder, as the image's CMD starts it, against real NATS and Redis. If the image would miss a
+ * file or a dependency, this fails.
+ */
+
+const dockerfilePath = join(repoRoot, 'services', 'gateway', 'Dockerfile');
+
+/** The Dockerfile with continuation lines joined and comment lines dropped. */
+function dockerInstructions(): string[] {
+  const lines = readFileSync(dockerfilePath, 'utf8')
+    .split('\n')
+    .filter((line) => !line.trimStart().startsWith('#'));
+  return lines
+    .join('\n')
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((line) => line.replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
+}
+
+/** The arguments of the Dockerfile's `pnpm … deploy /out`, minus the image-only store folder. */
+function dockerDeployArgs(): string[] {
+  const run = dockerInstructions().find((line) => line.startsWith('RUN') && / deploy \/out\b/.test(line));
+  assert.ok(run, 'the Dockerfile runs `pnpm … deploy /out`');
+  const command = run
+    .split('&&')
+    .find((part) => / deploy \/out\b/.test(part))!
+    .trim();
+  const words = command.split(' ');
+  assert.equal(words[0], 'pnpm');
+  const args: string[] = [];
+  for (let i = 1; i < words.length; i++) {
+    if (words[i] === '--store-dir')
+      i++; // the image's cache mount; here the workspace's own store
+    else args.push(words[i]!);
+  }
+  assert.equal(args.at(-1), '/out');
+  return args.slice(0, -1);
+}
+
+function pnpmCli(): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve('pnpm')), 'bin', 'pnpm.cjs');
+}
+
+/** Every symlink under `dir` must point inside it: the folder is copied into the image alone. */
+function linksLeavingFolder(dir: string): string[] {
+  const root = realpathSync(dir);
+  const bad: string[] = [];
+  const walk = (path: string) => {
+    for (const entry of readdirSync(path)) {
+      const full = join(path, entry);
+      const stat = lstatSync(full);
+      if (stat.isSymbolicLink()) {
+        let target: string;
+        try {
+          target = realpathSync(full);
+        } catch {
+          bad.push(`${relative(root, full)} (dangling)`);
+          continue;
+        }
+        if (target !== root && !target.startsWith(root + sep))
+          bad.push(`${relative(root, full)} -> ${target}`);
+      } else if (stat.isDirectory()) walk(full);
+    }
+  };
+  walk(root);
+  return bad;
+}
+
+describe('gateway image contents (pnpm deploy --prod, as the Dockerfile runs it)', () => {
+  let work: string;
+  let out: string;
+  let nats: InfraHandle;
+  let redis: InfraHandle;
+
+  before(async () => {
+    assert.ok(
+      existsSync(join(repoRoot, 'services', 'gateway', 'dist', 'main.js')),
+      'services/gateway is built (tsc -b services/gateway), as the Dockerfile builds it before deploying',
+    );
+    work = mkdtempSync(join(tmpdir(), 'sb-bundle-gateway-'));
+    out = join(work, 'out');
+    [nats, redis] = await Promise.all([startNats(), startRedis()]);
+  });
+
+  after(async () => {
+    await Promise.all([nats?.stop(), redis?.stop()]);
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  test('the Dockerfile is the one described: multi-stage, tini, non-root, the gateway ports', () => {
+    const lines = dockerInstructions();
+    const from = lines.filter((l) => l.startsWith('FROM'));
+    assert.ok(from.length >= 2, 'multi-stage');
+    assert.ok(lines.some((l) => l.startsWith('ARG NODE_IMAGE=node:20-bookworm-slim')));
+    assert.ok(lines.some((l) => /pnpm install --frozen-lockfile/.test(l)));
+    assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith('USER')),
+      ['USER 10001:10001'],
+    );
+    assert.ok(lines.includes('ENTRYPOINT ["/usr/bin/tini", "--"]'));
+    assert.ok(lines.includes('CMD ["node", "dist/main.js"]'));
+    assert.ok(lines.includes('EXPOSE 8080 9464'));
+  });
+
+  test('pnpm deploy --prod of the gateway gives a self-contained folder without dev dependencies', () => {
+    const args = [...dockerDeployArgs(), out];
+    assert.ok(args.includes('--prod'));
+    const result = spawnSync(process.execPath, [pnpmCli(), ...args], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      env: { ...process.env, CI: 'true', ONNXRUNTIME_NODE_INSTALL: 'skip' },
+      timeout: 180_000,
+    });
+    assert.equal(result.status, 0, `pnpm ${args.join(' ')} failed:\n${result.stdout}\n${result.stderr}`);
+
+    assert.ok(existsSync(join(out, 'dist', 'main.js')));
+    for (const lib of ['config', 'contracts', 'errors', 'grpc', 'keys', 'ratelimit', 'telemetry']) {
+      assert.ok(
+        existsSync(join(out, 'node_modules', '@switchboard', lib, 'dist')),
+        `@switchboard/${lib} is copied in`,
+      );
+    }
+    for (const dev of ['typescript', '@types/express', '@switchboard/devcluster']) {
+      assert.ok(!existsSync(join(out, 'node_modules', dev)), `${dev} is not shipped`);
+    }
+    assert.deepEqual(linksLeavingFolder(out), [], 'no link points outside the deployed folder');
+  });
+
+  test('the gateway starts from the deployed folder and reports healthy and ready', async (t) => {
+    assert.ok(existsSync(join(out, 'dist', 'main.js')), 'the deploy test ran first');
+    const port = await freePort();
+    const metricsPort = await freePort();
+    // As the image runs it: `node dist/main.js` from the app folder, a bare environment.
+    const child = spawn(process.execPath, ['dist/main.js'], {
+      cwd: out,
+      env: {
+        PATH: '/usr/bin:/bin',
+        HOME: join(work, 'home-that-does-not-exist'),
+        NODE_ENV: 'production',
+        GATEWAY_PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+        ADMIN_TOKEN: 'bundle-test-admin-token-0123456789',
+        NATS_URL: nats.url,
+        REDIS_URL: redis.url,
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    t.after(() => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    });
+
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 20_000;
+    let ready = false;
+    while (!ready) {
+      assert.equal(child.exitCode, null, `the gateway exited during start-up:\n${output}`);
+      assert.ok(Date.now() < deadline, `the gateway was not ready in 20 s:\n${output}`);
+      ready = await fetch(`${url}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
+      if (!ready) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal((await fetch(`${url}/healthz`)).status, 200);
+    assert.equal((await fetch(`${url}/readyz`)).status, 200);
+    const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+    assert.equal(metrics.status, 200);
+    assert.match(await metrics.text(), /process_cpu_user_seconds_total/);
+
+    // SIGTERM (what tini forwards) drains and exits cleanly.
+    child.kill('SIGTERM');
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 0, `exit after SIGTERM:\n${output}`);
+  });
+});

@@ -1,0 +1,880 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { parse, parseAllDocuments } from 'yaml';
+import {
+  allContainers,
+  componentOf,
+  deploymentOf,
+  egressAllowsAddress,
+  envNames,
+  getPath,
+  k8sProblems,
+  modelWorkers,
+  ofKind,
+  policiesFor,
+  selects,
+  serviceConfig,
+  workerNames,
+  type Container,
+  type DeploymentObject,
+  type WorkerName,
+} from '../support/helm-checks.js';
+import {
+  chartDir,
+  helmLint,
+  helmNotes,
+  helmTemplate,
+  helmTemplateFailure,
+  repoRoot,
+  type K8sObject,
+  type RenderOptions,
+} from '../support/helm.js';
+
+/**
+ * deploy/helm/switchboard through the real helm binary (v4, offline): `helm lint --strict` and
+ * `helm template` over a matrix of values, every rendered object validated against the Kubernetes
+ * (and KEDA) schemas, and the properties the chart promises checked on what it renders.
+ */
+
+const clusterCIDRs = ['10.96.0.0/12', '10.244.0.0/16', '198.18.0.0/15', 'fd00:10:96::/112'];
+const allWorkers = Object.fromEntries(workerNames.map((w) => [w, { enabled: true }]));
+const gpuOn = Object.fromEntries(modelWorkers.map((w) => [w, { gpu: { enabled: true, count: 1 } }]));
+const externalInfra = {
+  nats: { url: 'tls://nats.messaging.example.net:4222', existingSecret: 'sb-nats', existingSecretKey: 'url' },
+  redis: { url: 'rediss://redis.cache.example.net:6380', existingSecret: 'sb-redis' },
+  s3: { endpoint: 'https://s3.eu-west-1.amazonaws.com', bucket: 'sb-media', existingSecret: 'sb-s3' },
+  adminToken: { existingSecret: 'sb-admin', existingSecretKey: 'admin-token', create: false },
+};
+const edge = {
+  gateway: {
+    ipAllowlist: '203.0.113.0/24,2001:db8::/32',
+    trustedProxies: '10.0.0.0/8',
+    tierPolicies: { basic: { requests_per_minute: 30 } },
+    workerAddresses: { llm: 'llm.other-namespace.svc.cluster.local:50051' },
+    env: { AUTH_FAILURES_PER_MINUTE: '10', LLM_DEADLINE_MS: '120000' },
+    service: { type: 'LoadBalancer', loadBalancerSourceRanges: ['203.0.113.0/24'] },
+    ingress: {
+      enabled: true,
+      className: 'nginx',
+      hosts: [{ host: 'api.example.com', paths: [{ path: '/', pathType: 'Prefix' }] }],
+      tls: [{ secretName: 'api-tls', hosts: ['api.example.com'] }],
+    },
+  },
+};
+const valuesDir = join(repoRoot, 'deploy', 'helm', 'values');
+
+interface Case {
+  options: RenderOptions;
+  workers: readonly WorkerName[];
+  gpu: readonly WorkerName[];
+  keda: boolean;
+  networkPolicies: boolean;
+}
+
+const matrix: Record<string, Case> = {
+  defaults: { options: {}, workers: [], gpu: [], keda: false, networkPolicies: false },
+  'every worker enabled': {
+    options: { values: [allWorkers] },
+    workers: workerNames,
+    gpu: [],
+    keda: false,
+    networkPolicies: false,
+  },
+  'GPU on (llm, whisper, diffusion)': {
+    options: { values: [allWorkers, gpuOn] },
+    workers: workerNames,
+    gpu: modelWorkers,
+    keda: false,
+    networkPolicies: false,
+  },
+  'KEDA on': {
+    options: { values: [allWorkers, { keda: { enabled: true } }] },
+    workers: workerNames,
+    gpu: [],
+    keda: true,
+    networkPolicies: false,
+  },
+  'KEDA on, llm only': {
+    options: { values: [{ llm: { enabled: true }, keda: { enabled: true } }] },
+    workers: ['llm'],
+    gpu: [],
+    keda: true,
+    networkPolicies: false,
+  },
+  'network policies on': {
+    options: { values: [allWorkers, { networkPolicies: { enabled: true, clusterCIDRs } }] },
+    workers: workerNames,
+    gpu: [],
+    keda: false,
+    networkPolicies: true,
+  },
+  'external infra URLs and secrets': {
+    options: { values: [allWorkers, externalInfra] },
+    workers: workerNames,
+    gpu: [],
+    keda: false,
+    networkPolicies: false,
+  },
+  'edge: LoadBalancer, ingress, allowlist, tiers': {
+    options: { values: [edge] },
+    workers: [],
+    gpu: [],
+    keda: false,
+    networkPolicies: false,
+  },
+  'models from a PVC': {
+    options: { values: [allWorkers, { models: { existingClaim: 'models', subPath: 'onnx' } }] },
+    workers: workerNames,
+    gpu: [],
+    keda: false,
+    networkPolicies: false,
+  },
+  'models synced from the object store': {
+    options: {
+      values: [
+        allWorkers,
+        { s3: { existingSecret: 'sb-s3' } },
+        { models: { sync: { enabled: true, image: { tag: 'RELEASE.2025-01-01T00-00-00Z' } } } },
+      ],
+    },
+    workers: workerNames,
+    gpu: [],
+    keda: false,
+    networkPolicies: false,
+  },
+  'skaffold: dev values, gateway module': {
+    options: { valuesFiles: [join(valuesDir, 'dev.yaml')], values: [{ gateway: { enabled: true } }] },
+    workers: [],
+    gpu: [],
+    keda: false,
+    networkPolicies: false,
+  },
+  'skaffold: dev + gpu values, every worker': {
+    options: {
+      valuesFiles: [join(valuesDir, 'dev.yaml'), join(valuesDir, 'gpu.yaml')],
+      values: [allWorkers, { gateway: { enabled: true } }],
+    },
+    workers: workerNames,
+    gpu: modelWorkers,
+    keda: false,
+    networkPolicies: false,
+  },
+  'everything on': {
+    options: {
+      values: [
+        allWorkers,
+        gpuOn,
+        externalInfra,
+        edge,
+        { keda: { enabled: true }, networkPolicies: { enabled: true, clusterCIDRs } },
+      ],
+    },
+    workers: workerNames,
+    gpu: modelWorkers,
+    keda: true,
+    networkPolicies: true,
+  },
+};
+
+const rendered = new Map<string, K8sObject[]>();
+function render(name: string): K8sObject[] {
+  let objects = rendered.get(name);
+  if (!objects) {
+    objects = helmTemplate(matrix[name]!.options);
+    rendered.set(name, objects);
+  }
+  return objects;
+}
+
+const mainContainer = (d: DeploymentObject): Container => d.spec.template.spec.containers[0]!;
+
+/** The gateway's environment as the process would see it; Secret references get stand-in values. */
+function gatewayEnvironment(container: Container): Record<string, string> {
+  const stand = {
+    ADMIN_TOKEN: 'a-stand-in-admin-token-0123456789',
+    NATS_URL: 'nats://from-a-secret:4222',
+    REDIS_URL: 'redis://from-a-secret:6379',
+  } as Record<string, string>;
+  const env: Record<string, string> = {};
+  for (const entry of container.env ?? []) {
+    if (entry.value !== undefined) env[entry.name] = entry.value;
+    else {
+      assert.ok(entry.valueFrom?.secretKeyRef, `${entry.name}: a value or a Secret reference`);
+      assert.ok(stand[entry.name], `${entry.name} comes from a Secret; the test has no stand-in for it`);
+      env[entry.name] = stand[entry.name]!;
+    }
+  }
+  return env;
+}
+
+for (const [name, expected] of Object.entries(matrix)) {
+  describe(`chart: ${name}`, () => {
+    test('helm lint --strict passes', () => {
+      const result = helmLint(expected.options);
+      assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    });
+
+    test('every object has apiVersion, kind, a DNS-1123 name and validates against its schema', () => {
+      const objects = render(name);
+      assert.ok(objects.length > 0);
+      assert.deepEqual(objects.flatMap(k8sProblems), []);
+      const ids = objects.map((o) => `${o.kind}/${o.metadata.name}`);
+      assert.deepEqual(
+        ids.filter((id, i) => ids.indexOf(id) !== i),
+        [],
+        'no duplicate objects',
+      );
+    });
+
+    test('exactly the expected components are deployed', () => {
+      const components = ofKind(render(name), 'Deployment').map(componentOf).sort();
+      assert.deepEqual(components, ['gateway', ...expected.workers].sort());
+    });
+
+    test('no container runs as root; read-only root filesystem everywhere; /tmp is a volume', () => {
+      for (const d of ofKind<DeploymentObject>(render(name), 'Deployment')) {
+        const pod = d.spec.template.spec;
+        assert.equal(pod.securityContext?.runAsNonRoot, true, `${d.metadata.name}: pod runAsNonRoot`);
+        assert.ok((pod.securityContext?.runAsUser ?? 0) > 0, `${d.metadata.name}: pod runAsUser is not 0`);
+        for (const c of allContainers(pod)) {
+          const where = `${d.metadata.name}/${c.name}`;
+          assert.equal(c.securityContext?.runAsNonRoot, true, `${where}: runAsNonRoot`);
+          assert.ok((c.securityContext?.runAsUser ?? 0) > 0, `${where}: runAsUser is not 0`);
+          assert.equal(c.securityContext?.readOnlyRootFilesystem, true, `${where}: readOnlyRootFilesystem`);
+          assert.equal(
+            c.securityContext?.allowPrivilegeEscalation,
+            false,
+            `${where}: no privilege escalation`,
+          );
+          assert.deepEqual(
+            c.securityContext?.capabilities?.drop,
+            ['ALL'],
+            `${where}: drops all capabilities`,
+          );
+          const tmp = c.volumeMounts?.find((m) => m.mountPath === '/tmp');
+          assert.ok(tmp, `${where}: /tmp is mounted`);
+          assert.ok(pod.volumes?.find((v) => v.name === tmp.name)?.emptyDir, `${where}: /tmp is an emptyDir`);
+          const names = envNames(c);
+          assert.deepEqual(
+            names.filter((n, i) => names.indexOf(n) !== i),
+            [],
+            `${where}: no variable set twice`,
+          );
+        }
+      }
+    });
+
+    test('Services, PDBs, HPAs and ScaledObjects point at rendered Deployments', () => {
+      const objects = render(name);
+      const deployments = ofKind<DeploymentObject>(objects, 'Deployment');
+      for (const d of deployments) {
+        assert.ok(
+          selects(d.spec.selector.matchLabels, d.spec.template.metadata.labels),
+          `${d.metadata.name}`,
+        );
+      }
+      const selectsAPod = (selector: Record<string, string>) =>
+        deployments.some((d) => selects(selector, d.spec.template.metadata.labels));
+      for (const s of ofKind(objects, 'Service')) {
+        assert.ok(
+          selectsAPod((s.spec as { selector: Record<string, string> }).selector),
+          `Service ${s.metadata.name}`,
+        );
+      }
+      for (const p of ofKind(objects, 'PodDisruptionBudget')) {
+        const selector = (p.spec as { selector: { matchLabels: Record<string, string> } }).selector
+          .matchLabels;
+        assert.ok(selectsAPod(selector), `PDB ${p.metadata.name}`);
+      }
+      const deploymentNames = deployments.map((d) => d.metadata.name);
+      for (const o of [...ofKind(objects, 'HorizontalPodAutoscaler'), ...ofKind(objects, 'ScaledObject')]) {
+        const target = (o.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name;
+        assert.ok(deploymentNames.includes(target), `${o.kind} ${o.metadata.name} targets ${target}`);
+      }
+      // skaffold's dev values turn PodDisruptionBudgets off (single replicas on a dev cluster).
+      if (!name.startsWith('skaffold')) {
+        for (const component of ['gateway', ...expected.workers]) {
+          const pdbs = ofKind(objects, 'PodDisruptionBudget').filter((p) => componentOf(p) === component);
+          assert.equal(pdbs.length, 1, `${component} has a PodDisruptionBudget`);
+        }
+      }
+    });
+
+    test('every env var the chart sets on the gateway is one the gateway config knows, and it loads', async () => {
+      const gateway = await serviceConfig('gateway');
+      assert.ok(gateway, 'services/gateway/src/config.ts exists');
+      const container = mainContainer(deploymentOf(render(name), 'gateway')!);
+      const unknown = envNames(container).filter((n) => !gateway.envVars.includes(n));
+      assert.deepEqual(unknown, [], 'variables the gateway config schema does not know');
+      assert.ok(gateway.load, 'the gateway exports loadGatewayConfig');
+      // The rendered values themselves pass the gateway's validation (addresses, URLs, CIDRs, JSON).
+      gateway.load(gatewayEnvironment(container));
+    });
+
+    test('every env var the chart sets on a worker is one its config knows (workers that exist)', async (t) => {
+      const missing: string[] = [];
+      for (const worker of expected.workers) {
+        const config = await serviceConfig(worker);
+        if (!config) {
+          missing.push(worker);
+          continue;
+        }
+        const container = mainContainer(deploymentOf(render(name), worker)!);
+        assert.deepEqual(
+          envNames(container).filter((n) => !config.envVars.includes(n)),
+          [],
+          `${worker}: variables its config schema does not know`,
+        );
+      }
+      if (expected.workers.length === 0) t.skip('no worker enabled in this case');
+      else if (missing.length === expected.workers.length)
+        t.skip(`no worker service exists yet (${missing.join(', ')})`);
+      else if (missing.length > 0) t.diagnostic(`not checked, no service yet: ${missing.join(', ')}`);
+    });
+
+    test('workers: native gRPC readiness and liveness probes on 50051, startupProbe for model workers, preStop drain', () => {
+      const objects = render(name);
+      for (const worker of expected.workers) {
+        const d = deploymentOf(objects, worker)!;
+        const c = mainContainer(d);
+        assert.equal(c.readinessProbe?.grpc?.port, 50051, `${worker} readiness`);
+        assert.equal(c.livenessProbe?.grpc?.port, 50051, `${worker} liveness`);
+        assert.deepEqual(
+          c.ports?.find((p) => p.name === 'grpc'),
+          { name: 'grpc', containerPort: 50051, protocol: 'TCP' },
+        );
+        assert.ok(c.lifecycle?.preStop?.exec?.command[0] === 'sleep', `${worker} preStop drain`);
+        if (modelWorkers.includes(worker)) {
+          assert.equal(c.startupProbe?.grpc?.port, 50051, `${worker} startupProbe`);
+          const budget = (c.startupProbe.periodSeconds ?? 10) * (c.startupProbe.failureThreshold ?? 3);
+          assert.ok(budget >= 300, `${worker}: the startup probe allows ${budget}s for model loading`);
+          assert.ok(envNames(c).includes('MODEL_DIR'), `${worker}: MODEL_DIR`);
+        }
+        const service = ofKind(objects, 'Service').find((s) => componentOf(s) === worker);
+        assert.equal(
+          (service?.spec as { clusterIP?: string }).clusterIP,
+          'None',
+          `${worker}: headless Service`,
+        );
+      }
+    });
+
+    test('gateway: HTTP probes /healthz (liveness) and /readyz (readiness)', () => {
+      const c = mainContainer(deploymentOf(render(name), 'gateway')!);
+      assert.equal(c.livenessProbe?.httpGet?.path, '/healthz');
+      assert.equal(c.readinessProbe?.httpGet?.path, '/readyz');
+    });
+
+    test(`GPU limits and tolerations only where gpu.enabled (${expected.gpu.join(', ') || 'none'})`, () => {
+      const objects = render(name);
+      for (const d of ofKind<DeploymentObject>(objects, 'Deployment')) {
+        const component = componentOf(d) as WorkerName;
+        const wantsGpu = expected.gpu.includes(component);
+        const pod = d.spec.template.spec;
+        const c = mainContainer(d);
+        assert.equal(
+          c.resources?.limits?.['nvidia.com/gpu'],
+          wantsGpu ? 1 : undefined,
+          `${component} GPU limit`,
+        );
+        assert.equal(
+          (pod.tolerations ?? []).some((t) => t.key === 'nvidia.com/gpu' && t.effect === 'NoSchedule'),
+          wantsGpu,
+          `${component} GPU toleration`,
+        );
+        if (modelWorkers.includes(component)) {
+          const providers = c.env?.find((e) => e.name === 'ORT_EXECUTION_PROVIDERS')?.value;
+          assert.equal(providers, wantsGpu ? 'cuda,cpu' : 'cpu', `${component} ORT providers`);
+        }
+      }
+      if (expected.gpu.length === 0) assert.doesNotMatch(JSON.stringify(objects), /nvidia\.com\/gpu/);
+    });
+
+    test(`KEDA ScaledObjects ${expected.keda ? 'for exactly the enabled workers' : 'absent'}`, () => {
+      const objects = render(name);
+      const scaled = ofKind(objects, 'ScaledObject').map(componentOf).sort();
+      assert.deepEqual(scaled, expected.keda ? [...expected.workers].sort() : []);
+      for (const worker of expected.workers) {
+        const replicas = deploymentOf(objects, worker)!.spec.replicas;
+        assert.equal(
+          replicas === undefined,
+          expected.keda,
+          `${worker}: replicas left to KEDA only when it scales`,
+        );
+      }
+    });
+
+    test(`NetworkPolicies ${expected.networkPolicies ? 'deny by default for every component' : 'absent'}`, () => {
+      const objects = render(name);
+      const policies = ofKind(objects, 'NetworkPolicy');
+      if (!expected.networkPolicies) {
+        assert.equal(policies.length, 0);
+        return;
+      }
+      for (const d of ofKind<DeploymentObject>(objects, 'Deployment')) {
+        const applying = policiesFor(objects, d.spec.template.metadata.labels);
+        const deny = applying.find((p) => p.metadata.name.endsWith('-default-deny'));
+        assert.ok(deny, `${d.metadata.name}: a default-deny policy`);
+        assert.deepEqual(deny.spec.policyTypes, ['Ingress', 'Egress']);
+        assert.equal(deny.spec.ingress, undefined);
+        assert.equal(deny.spec.egress, undefined);
+      }
+    });
+  });
+}
+
+describe('chart: network policies', () => {
+  const objects = () => render('network policies on');
+  const labelsOf = (component: string) => deploymentOf(objects(), component)!.spec.template.metadata.labels;
+
+  test('the browser reaches the internet but not private, shared, link-local or cluster ranges', () => {
+    const browser = policiesFor(objects(), labelsOf('browser'));
+    const internet = browser.find((p) => p.metadata.name.endsWith('-egress-internet'));
+    assert.ok(internet);
+    const v4 = internet.spec.egress![0]!.to!.find((peer) => peer.ipBlock?.cidr === '0.0.0.0/0')!.ipBlock!;
+    for (const range of [
+      '10.0.0.0/8',
+      '172.16.0.0/12',
+      '192.168.0.0/16',
+      '169.254.0.0/16',
+      '100.64.0.0/10',
+      '10.96.0.0/12',
+      '10.244.0.0/16',
+      '198.18.0.0/15',
+    ]) {
+      assert.ok(v4.except?.includes(range), `except ${range}`);
+    }
+    const v6 = internet.spec.egress![0]!.to!.find((peer) => peer.ipBlock?.cidr === '::/0')!.ipBlock!;
+    for (const range of ['fc00::/7', 'fe80::/10', 'fd00:10:96::/112']) assert.ok(v6.except?.includes(range));
+
+    // Over every policy selecting the browser pod: public addresses yes, the rest no.
+    for (const ip of ['93.184.216.34', '8.8.8.8', '1.1.1.1']) assert.ok(egressAllowsAddress(browser, ip), ip);
+    for (const ip of [
+      '10.1.2.3',
+      '172.20.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '198.19.255.1',
+    ]) {
+      assert.ok(!egressAllowsAddress(browser, ip), `browser must not reach ${ip}`);
+    }
+  });
+
+  test('no other component has internet egress', () => {
+    for (const component of ['gateway', 'llm', 'whisper', 'diffusion', 'animation']) {
+      const applying = policiesFor(objects(), labelsOf(component));
+      assert.ok(!egressAllowsAddress(applying, '93.184.216.34'), `${component} reaches the internet`);
+      assert.ok(
+        !egressAllowsAddress(applying, '169.254.169.254'),
+        `${component} reaches the metadata service`,
+      );
+    }
+  });
+
+  test('workers accept connections only from the gateway; the gateway from anywhere', () => {
+    for (const worker of workerNames) {
+      const ingress = policiesFor(objects(), labelsOf(worker)).flatMap((p) => p.spec.ingress ?? []);
+      const grpcRules = ingress.filter((rule) => JSON.stringify(rule.ports).includes('"grpc"'));
+      assert.equal(grpcRules.length, 1);
+      assert.deepEqual(grpcRules[0]!.from, [
+        {
+          podSelector: {
+            matchLabels: {
+              'app.kubernetes.io/name': 'switchboard',
+              'app.kubernetes.io/component': 'gateway',
+            },
+          },
+        },
+      ]);
+      assert.ok(
+        ingress.every((rule) => rule.from && rule.from.length > 0),
+        `${worker}: every ingress rule names its peers`,
+      );
+    }
+    const gatewayIngress = policiesFor(objects(), labelsOf('gateway')).flatMap((p) => p.spec.ingress ?? []);
+    assert.ok(
+      gatewayIngress.some((rule) => rule.from === undefined && JSON.stringify(rule.ports).includes('"http"')),
+    );
+  });
+});
+
+describe('chart: KEDA triggers', () => {
+  test('JetStream for animation, Prometheus queue depth for llm/whisper/diffusion, sessions for browser', () => {
+    const scaled = ofKind(render('KEDA on'), 'ScaledObject');
+    const triggerOf = (worker: string) =>
+      (
+        scaled.find((s) => componentOf(s) === worker)!.spec as {
+          triggers: { type: string; metadata: Record<string, string> }[];
+        }
+      ).triggers[0]!;
+    const animation = triggerOf('animation');
+    assert.equal(animation.type, 'nats-jetstream');
+    assert.equal(animation.metadata.natsServerMonitoringEndpoint, 'nats.switchboard.svc:8222');
+    assert.ok(animation.metadata.stream && animation.metadata.consumer);
+    for (const worker of modelWorkers) {
+      assert.equal(triggerOf(worker).type, 'prometheus');
+      assert.match(triggerOf(worker).metadata.query!, new RegExp(`queue_depth.*${worker}`));
+    }
+    assert.equal(triggerOf('browser').type, 'prometheus');
+    assert.match(triggerOf('browser').metadata.query!, /sessions/);
+  });
+});
+
+describe('chart: gateway edge settings', () => {
+  test('externalTrafficPolicy only on LoadBalancer/NodePort; ingress and allowlist rendered', () => {
+    const defaults = ofKind(render('defaults'), 'Service').find((s) => componentOf(s) === 'gateway')!;
+    assert.equal((defaults.spec as { externalTrafficPolicy?: string }).externalTrafficPolicy, undefined);
+    const objects = render('edge: LoadBalancer, ingress, allowlist, tiers');
+    const service = ofKind(objects, 'Service').find((s) => componentOf(s) === 'gateway')!;
+    assert.equal((service.spec as { type: string }).type, 'LoadBalancer');
+    assert.equal((service.spec as { externalTrafficPolicy?: string }).externalTrafficPolicy, 'Local');
+    assert.equal(ofKind(objects, 'Ingress').length, 1);
+    const env = gatewayEnvironment(mainContainer(deploymentOf(objects, 'gateway')!));
+    assert.equal(env.IP_ALLOWLIST, '203.0.113.0/24,2001:db8::/32');
+    assert.equal(env.LLM_ADDR, 'llm.other-namespace.svc.cluster.local:50051');
+    assert.equal(env.WHISPER_ADDR, 'sb-switchboard-whisper:50051');
+    assert.deepEqual(JSON.parse(env.TIER_POLICIES!), { basic: { requests_per_minute: 30 } });
+  });
+
+  test('the admin token Secret is generated only without an existing Secret', () => {
+    const secretsOf = (name: string) => ofKind(render(name), 'Secret').map((s) => s.metadata.name);
+    assert.deepEqual(secretsOf('defaults'), ['sb-switchboard-admin-token']);
+    assert.deepEqual(secretsOf('external infra URLs and secrets'), []);
+    const ref = mainContainer(deploymentOf(render('external infra URLs and secrets'), 'gateway')!).env!.find(
+      (e) => e.name === 'ADMIN_TOKEN',
+    )!.valueFrom!.secretKeyRef;
+    assert.deepEqual(ref, { name: 'sb-admin', key: 'admin-token' });
+  });
+
+  test("the gateway's container ports are the ones its Dockerfile exposes", () => {
+    const dockerfile = readFileSync(join(repoRoot, 'services', 'gateway', 'Dockerfile'), 'utf8');
+    const exposed = /^EXPOSE (.+)$/m.exec(dockerfile)![1]!.split(/\s+/).map(Number);
+    const ports = mainContainer(deploymentOf(render('defaults'), 'gateway')!).ports!.map(
+      (p) => p.containerPort,
+    );
+    assert.deepEqual(ports.sort(), exposed.sort());
+  });
+});
+
+describe('chart: models volume', () => {
+  test('model workers mount the claim read-only at MODEL_DIR; the others mount nothing', () => {
+    const objects = render('models from a PVC');
+    for (const worker of workerNames) {
+      const pod = deploymentOf(objects, worker)!.spec.template.spec;
+      const volume = pod.volumes?.find((v) => v.name === 'models');
+      const mount = pod.containers[0]!.volumeMounts?.find((m) => m.name === 'models');
+      if (modelWorkers.includes(worker)) {
+        assert.equal(volume?.persistentVolumeClaim?.claimName, 'models', worker);
+        assert.deepEqual(mount, { name: 'models', mountPath: '/models', readOnly: true, subPath: 'onnx' });
+      } else {
+        assert.equal(volume, undefined, worker);
+        assert.equal(mount, undefined, worker);
+      }
+    }
+  });
+
+  test('a sync init container fills an emptyDir from the bucket, for model workers only', () => {
+    const objects = render('models synced from the object store');
+    for (const worker of workerNames) {
+      const pod = deploymentOf(objects, worker)!.spec.template.spec;
+      const sync = pod.initContainers?.find((c) => c.name === 'sync-models');
+      assert.equal(sync !== undefined, modelWorkers.includes(worker), worker);
+      if (!sync) continue;
+      assert.equal(sync.image, 'quay.io/minio/mc:RELEASE.2025-01-01T00-00-00Z');
+      assert.deepEqual(
+        envNames(sync).filter((n) => n.startsWith('S3_')),
+        ['S3_ENDPOINT', 'S3_BUCKET', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'],
+      );
+      assert.ok(pod.volumes?.find((v) => v.name === 'models')?.emptyDir, `${worker}: models emptyDir`);
+    }
+  });
+});
+
+describe('chart: NOTES.txt', () => {
+  test('tells how to reach the gateway and read the admin token, and lists the workers', () => {
+    const notes = helmNotes();
+    assert.match(notes, /port-forward svc\/sb-switchboard-gateway 8080:80/);
+    assert.match(notes, /get secret sb-switchboard-admin-token/);
+    assert.match(notes, /Workers enabled: none/);
+  });
+
+  test('warns about an allowlist behind SNAT and about missing cluster CIDRs', () => {
+    const notes = helmNotes({
+      values: [
+        allWorkers,
+        gpuOn,
+        { networkPolicies: { enabled: true }, keda: { enabled: true } },
+        {
+          gateway: {
+            ipAllowlist: '203.0.113.0/24',
+            service: { type: 'LoadBalancer', externalTrafficPolicy: 'Cluster' },
+          },
+        },
+      ],
+    });
+    assert.match(notes, /llm: sb-switchboard-llm:50051 \(headless\), 1 x nvidia\.com\/gpu per pod/);
+    assert.match(notes, /browser: sb-switchboard-browser:50051 \(headless\)\n/);
+    assert.match(notes, /WARNING: gateway\.ipAllowlist is set/);
+    assert.match(notes, /WARNING: networkPolicies\.clusterCIDRs is empty/);
+    assert.match(notes, /KEDA ScaledObjects manage the worker replicas/);
+  });
+});
+
+describe('chart: values.schema.json rejects bad values', () => {
+  const rejected: [string, RenderOptions, RegExp][] = [
+    ['negative replicas', { set: ['llm.replicas=-1'] }, /\/llm\/replicas/],
+    ['an unknown top-level key', { values: [{ replicaCount: 3 }] }, /additional properties 'replicaCount'/],
+    ['an unknown key in a worker block', { values: [{ browser: { replica: 2 } }] }, /\/browser/],
+    ['a string where a number goes', { values: [{ gateway: { replicas: 'two' } }] }, /\/gateway\/replicas/],
+    [
+      'a string where a boolean goes',
+      { values: [{ llm: { gpu: { enabled: 'yes' } } }] },
+      /\/llm\/gpu\/enabled/,
+    ],
+    ['a zero GPU count', { values: [{ llm: { gpu: { count: 0 } } }] }, /\/llm\/gpu\/count/],
+    ['a bad pull policy', { values: [{ whisper: { image: { pullPolicy: 'Sometimes' } } }] }, /pullPolicy/],
+    ['a number as an env value', { values: [{ gateway: { env: { LOG_LEVEL: 3 } } }] }, /\/gateway\/env/],
+    [
+      'a lower-case env name',
+      { values: [{ browser: { env: { 'browser-timeout': '1' } } }] },
+      /browser-timeout/,
+    ],
+    [
+      'a bad resource quantity',
+      { values: [{ llm: { resources: { limits: { memory: 'lots' } } } }] },
+      /memory/,
+    ],
+    [
+      'a cluster CIDR that is not one',
+      { values: [{ networkPolicies: { clusterCIDRs: ['cluster'] } }] },
+      /clusterCIDRs/,
+    ],
+    [
+      'an unknown traffic policy',
+      { values: [{ gateway: { service: { externalTrafficPolicy: 'Nearest' } } }] },
+      /externalTrafficPolicy/,
+    ],
+    [
+      'an unknown KEDA trigger',
+      { values: [{ llm: { autoscaling: { trigger: { type: 'cpu' } } } }] },
+      /trigger/,
+    ],
+    ['running as root', { values: [{ securityContext: { runAsUser: 0 } }] }, /runAsUser/],
+    ['a redis URL of another scheme', { values: [{ redis: { url: 'http://redis:6379' } }] }, /\/redis\/url/],
+    [
+      'a worker address without a port',
+      { values: [{ gateway: { workerAddresses: { llm: 'llm' } } }] },
+      /workerAddresses/,
+    ],
+    ['no admin token source', { values: [{ adminToken: { create: false } }] }, /adminToken/],
+    [
+      'min replicas above max',
+      { values: [{ gateway: { autoscaling: { minReplicas: 5, maxReplicas: 2 } } }] },
+      /minReplicas/,
+    ],
+    [
+      'a model sync without a pinned client image',
+      { values: [{ llm: { enabled: true }, models: { sync: { enabled: true } } }] },
+      /models\.sync\.image\.tag/,
+    ],
+  ];
+  for (const [what, options, message] of rejected) {
+    test(`helm template fails on ${what}`, () => {
+      assert.match(helmTemplateFailure(options), message);
+    });
+  }
+  test('helm lint --strict fails on bad values too', () => {
+    const result = helmLint({ set: ['llm.replicas=-1'] });
+    assert.notEqual(result.status, 0);
+  });
+});
+
+describe('skaffold.yaml', () => {
+  interface HelmRelease {
+    name: string;
+    chartPath?: string;
+    remoteChart?: string;
+    valuesFiles?: string[];
+    setValues?: Record<string, unknown>;
+    setValueTemplates?: Record<string, string>;
+  }
+  interface Artifact {
+    image: string;
+    context?: string;
+    docker?: { dockerfile?: string };
+  }
+  interface SkaffoldConfig {
+    apiVersion: string;
+    kind: string;
+    metadata?: { name?: string };
+    requires?: { configs?: string[] }[];
+    build?: { artifacts?: Artifact[] };
+    deploy?: { helm?: { releases?: HelmRelease[] } };
+    profiles?: {
+      name: string;
+      build?: { artifacts?: Artifact[] };
+      deploy?: { helm?: { releases?: HelmRelease[] } };
+      patches?: { path: string }[];
+    }[];
+  }
+
+  const text = readFileSync(join(repoRoot, 'skaffold.yaml'), 'utf8');
+  const configs = parseAllDocuments(text).map((doc) => {
+    assert.deepEqual(doc.errors, []);
+    return doc.toJS() as SkaffoldConfig;
+  });
+  const chartValues = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+  const services = readdirSync(join(repoRoot, 'services')).filter((s) =>
+    existsSync(join(repoRoot, 'services', s, 'Dockerfile')),
+  );
+  const sanitize = (image: string) => image.replace(/[/\-.:]/g, '_');
+  const allReleases = (c: SkaffoldConfig) => [
+    ...(c.deploy?.helm?.releases ?? []),
+    ...(c.profiles ?? []).flatMap((p) => p.deploy?.helm?.releases ?? []),
+  ];
+  const allArtifacts = (c: SkaffoldConfig) => [
+    ...(c.build?.artifacts ?? []),
+    ...(c.profiles ?? []).flatMap((p) => p.build?.artifacts ?? []),
+  ];
+
+  test('every document is a named skaffold v4 config', () => {
+    assert.ok(configs.length >= 2);
+    for (const c of configs) {
+      assert.match(c.apiVersion, /^skaffold\/v4beta\d+$/);
+      assert.equal(c.kind, 'Config');
+      assert.ok(c.metadata?.name, 'a module name');
+    }
+    const names = configs.map((c) => c.metadata!.name);
+    assert.equal(new Set(names).size, names.length);
+  });
+
+  test('every service with a Dockerfile has a module of its name, and only those build images', () => {
+    assert.ok(services.includes('gateway'));
+    for (const service of services) {
+      assert.ok(
+        configs.some((c) => c.metadata?.name === service),
+        `services/${service}/Dockerfile has no skaffold module`,
+      );
+    }
+    for (const c of configs) {
+      for (const artifact of allArtifacts(c)) {
+        const service = c.metadata!.name!;
+        assert.ok(services.includes(service), `${service} builds ${artifact.image} but has no Dockerfile`);
+        assert.equal(artifact.image, `switchboard/${service}`);
+        assert.equal(artifact.context ?? '.', '.', 'built from the repository root');
+        const dockerfile = artifact.docker?.dockerfile;
+        assert.equal(dockerfile, `services/${service}/Dockerfile`);
+        assert.ok(existsSync(join(repoRoot, dockerfile)), `${dockerfile} exists`);
+      }
+    }
+  });
+
+  test("image names reach the chart through setValueTemplates keyed by the chart's values blocks", () => {
+    for (const c of configs) {
+      const artifacts = allArtifacts(c);
+      if (artifacts.length === 0) continue;
+      const service = c.metadata!.name!;
+      const image = `switchboard/${service}`;
+      assert.equal(
+        getPath(chartValues, `${service}.image.repository`),
+        image,
+        `values.yaml ${service}.image`,
+      );
+      const releases = allReleases(c).filter((r) => r.chartPath);
+      assert.ok(releases.length > 0, `${service} deploys the chart`);
+      const v = sanitize(image);
+      for (const release of releases) {
+        assert.equal(release.chartPath, 'deploy/helm/switchboard');
+        assert.equal(release.setValues?.[`${service}.enabled`], true, `${release.name} enables ${service}`);
+        assert.deepEqual(release.setValueTemplates, {
+          [`${service}.image.repository`]: `{{.IMAGE_REPO_${v}}}`,
+          [`${service}.image.tag`]: `{{.IMAGE_TAG_${v}}}@{{.IMAGE_DIGEST_${v}}}`,
+        });
+      }
+    }
+  });
+
+  test('every value key skaffold sets exists in the chart, and every values file exists', () => {
+    for (const c of configs) {
+      for (const release of allReleases(c)) {
+        for (const file of release.valuesFiles ?? []) assert.ok(existsSync(join(repoRoot, file)), file);
+        if (!release.chartPath) continue;
+        for (const key of [
+          ...Object.keys(release.setValues ?? {}),
+          ...Object.keys(release.setValueTemplates ?? {}),
+        ]) {
+          assert.notEqual(
+            getPath(chartValues, key),
+            undefined,
+            `${release.name}: ${key} is not a chart value`,
+          );
+        }
+      }
+    }
+  });
+
+  test('the images skaffold builds render into the Deployments as repository:tag@digest', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    for (const c of configs) {
+      for (const release of allReleases(c).filter((r) => r.chartPath)) {
+        const set: string[] = Object.entries(release.setValues ?? {}).map(
+          ([k, value]) => `${k}=${String(value)}`,
+        );
+        for (const [key, template] of Object.entries(release.setValueTemplates ?? {})) {
+          const value = template
+            .replace(/\{\{\.IMAGE_REPO_[A-Za-z0-9_]+\}\}/g, `registry.example.com/${c.metadata!.name}`)
+            .replace(/\{\{\.IMAGE_TAG_[A-Za-z0-9_]+\}\}/g, 'dev')
+            .replace(/\{\{\.IMAGE_DIGEST_[A-Za-z0-9_]+\}\}/g, digest);
+          assert.doesNotMatch(value, /\{\{/, `${key}: only image templates`);
+          set.push(`${key}=${value}`);
+        }
+        const objects = helmTemplate({
+          valuesFiles: (release.valuesFiles ?? []).map((f) => join(repoRoot, f)),
+          set,
+        });
+        assert.deepEqual(objects.flatMap(k8sProblems), []);
+        const d = deploymentOf(objects, c.metadata!.name!)!;
+        assert.equal(mainContainer(d).image, `registry.example.com/${c.metadata!.name}:dev@${digest}`);
+        assert.equal(
+          d.metadata.name,
+          `switchboard-${c.metadata!.name}`,
+          'shared names across module releases',
+        );
+      }
+    }
+  });
+
+  test('profiles: cpu and gpu in every service module, dev-infra installs NATS (JetStream), Redis, MinIO', () => {
+    for (const c of configs.filter((c) => allArtifacts(c).length > 0)) {
+      const profiles = (c.profiles ?? []).map((p) => p.name);
+      assert.ok(
+        profiles.includes('cpu') && profiles.includes('gpu'),
+        `${c.metadata!.name}: cpu and gpu profiles`,
+      );
+      assert.ok(
+        (c.requires ?? []).some((r) => r.configs?.includes('infra')),
+        `${c.metadata!.name} requires the infra module`,
+      );
+    }
+    const devInfra = configs.flatMap((c) => (c.profiles ?? []).filter((p) => p.name === 'dev-infra'));
+    assert.equal(devInfra.length, 1);
+    const releases = devInfra[0]!.deploy!.helm!.releases!;
+    assert.deepEqual(releases.map((r) => r.name).sort(), ['minio', 'nats', 'redis']);
+    for (const r of releases) assert.ok(r.remoteChart, `${r.name} comes from its chart repository`);
+    const natsValues: unknown = parse(
+      readFileSync(join(repoRoot, releases.find((r) => r.name === 'nats')!.valuesFiles![0]!), 'utf8'),
+    );
+    assert.equal(getPath(natsValues, 'config.jetstream.enabled'), true);
+  });
+
+  test('nothing is patched by array index', () => {
+    for (const c of configs) {
+      for (const patch of (c.profiles ?? []).flatMap((p) => p.patches ?? [])) {
+        assert.doesNotMatch(patch.path, /\/\d+(\/|$)/, `patch ${patch.path}`);
+      }
+    }
+  });
+});
