@@ -12,7 +12,12 @@ const schema = z.object({
 });
 
 test('defaults apply, values parse, and the result is deeply frozen', () => {
-  const config = loadConfig(schema, { PORT: '9000', ALLOW: '10.0.0.0/8, ::1/128', DEBUG: 'yes', UNRELATED: 'x' });
+  const config = loadConfig(schema, {
+    PORT: '9000',
+    ALLOW: '10.0.0.0/8, ::1/128',
+    DEBUG: 'yes',
+    UNRELATED: 'x',
+  });
   assert.deepEqual(config, {
     PORT: 9000,
     PEER_ADDR: '127.0.0.1:1',
@@ -42,6 +47,8 @@ test('every bad variable is named at once', () => {
 });
 
 test('isCidr', () => {
-  for (const ok of ['10.0.0.0/8', '0.0.0.0/0', '::/0', '2001:db8::/32', '192.0.2.1']) assert.ok(isCidr(ok), ok);
-  for (const bad of ['10.0.0.0/33', '::/129', '10.0.0/8', 'x/1', '10.0.0.0/8/1', '', '10.0.0.0/']) assert.ok(!isCidr(bad), bad);
+  for (const ok of ['10.0.0.0/8', '0.0.0.0/0', '::/0', '2001:db8::/32', '192.0.2.1'])
+    assert.ok(isCidr(ok), ok);
+  for (const bad of ['10.0.0.0/33', '::/129', '10.0.0/8', 'x/1', '10.0.0.0/8/1', '', '10.0.0.0/'])
+    assert.ok(!isCidr(bad), bad);
 });

@@ -1,11 +1,25 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Metadata, status } from '@grpc/grpc-js';
-import { SwitchboardError, errorCodes, errorTable, fromGrpcError, httpStatusOf, toGrpcStatus } from './index.js';
+import {
+  SwitchboardError,
+  errorCodes,
+  errorTable,
+  fromGrpcError,
+  httpStatusOf,
+  toGrpcStatus,
+} from './index.js';
 
 // API.md §1, status by status.
 const contract: Record<number, string[]> = {
-  400: ['invalid_request', 'invalid_json', 'invalid_audio', 'element_not_found', 'url_not_allowed', 'unknown_model'],
+  400: [
+    'invalid_request',
+    'invalid_json',
+    'invalid_audio',
+    'element_not_found',
+    'url_not_allowed',
+    'unknown_model',
+  ],
   401: ['unauthorized'],
   403: ['ip_not_allowed', 'tier_required'],
   404: ['not_found', 'session_not_found', 'job_not_found'],
@@ -20,7 +34,9 @@ const contract: Record<number, string[]> = {
 };
 
 test('the table has exactly the codes of API.md, each with its status', () => {
-  const expected = Object.entries(contract).flatMap(([httpStatus, codes]) => codes.map((code) => [code, Number(httpStatus)]));
+  const expected = Object.entries(contract).flatMap(([httpStatus, codes]) =>
+    codes.map((code) => [code, Number(httpStatus)]),
+  );
   assert.deepEqual(errorCodes.map((code) => [code, httpStatusOf(code)]).sort(), expected.sort());
 });
 
@@ -39,11 +55,15 @@ test('internal errors do not carry their cause across the wire', () => {
   const wire = toGrpcStatus(new Error('secret database password in here'));
   assert.equal(wire.code, status.INTERNAL);
   assert.ok(!String(wire.details).includes('secret'));
-  assert.equal(fromGrpcError({ code: wire.code, details: wire.details, metadata: wire.metadata }).code, 'internal');
+  assert.equal(
+    fromGrpcError({ code: wire.code, details: wire.details, metadata: wire.metadata }).code,
+    'internal',
+  );
 });
 
 test('bare statuses from a peer map through the one table', () => {
-  const bare = (code: status) => fromGrpcError({ code, details: 'connect ECONNREFUSED 10.0.0.1:50051', metadata: new Metadata() });
+  const bare = (code: status) =>
+    fromGrpcError({ code, details: 'connect ECONNREFUSED 10.0.0.1:50051', metadata: new Metadata() });
   assert.equal(bare(status.UNAVAILABLE).code, 'unavailable');
   assert.equal(bare(status.UNAVAILABLE).httpStatus, 503);
   assert.ok(!bare(status.UNAVAILABLE).message.includes('10.0.0.1'), 'no peer address in the message');

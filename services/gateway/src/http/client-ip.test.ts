@@ -24,13 +24,21 @@ test('CIDR sets match IPv4, IPv6, bare hosts and mapped addresses', () => {
 test('X-Forwarded-For counts only behind a trusted proxy, right-most untrusted hop wins', () => {
   const trusted = new CidrSet(['127.0.0.1/32', '10.0.0.0/8']);
   const none = new CidrSet([]);
-  assert.equal(clientIp('203.0.113.5', '192.0.2.1', trusted), '203.0.113.5', 'untrusted peer: header ignored');
+  assert.equal(
+    clientIp('203.0.113.5', '192.0.2.1', trusted),
+    '203.0.113.5',
+    'untrusted peer: header ignored',
+  );
   assert.equal(clientIp('127.0.0.1', '192.0.2.1', none), '127.0.0.1', 'no trusted proxies: header ignored');
   assert.equal(clientIp('::ffff:127.0.0.1', '192.0.2.1', trusted), '192.0.2.1');
   assert.equal(clientIp('127.0.0.1', '1.1.1.1, 192.0.2.1', trusted), '192.0.2.1', 'spoofed left hop ignored');
   assert.equal(clientIp('127.0.0.1', '192.0.2.1, 10.0.0.7', trusted), '192.0.2.1', 'trusted hops skipped');
   assert.equal(clientIp('127.0.0.1', '10.0.0.8, 10.0.0.7', trusted), '10.0.0.8', 'all trusted: left-most');
   assert.equal(clientIp('127.0.0.1', 'garbage, 192.0.2.1', trusted), '192.0.2.1');
-  assert.equal(clientIp('127.0.0.1', '192.0.2.1, garbage', trusted), '127.0.0.1', 'unparseable hop: stop at the proxy');
+  assert.equal(
+    clientIp('127.0.0.1', '192.0.2.1, garbage', trusted),
+    '127.0.0.1',
+    'unparseable hop: stop at the proxy',
+  );
   assert.equal(clientIp('127.0.0.1', '[2001:db8::1]', trusted), '2001:db8::1');
 });
