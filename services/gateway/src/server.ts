@@ -54,7 +54,7 @@ export function createApp({
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(requestId(logger));
-  app.use(observeRequests(metrics));
+  app.use(observeRequests(metrics, logger));
   app.use(helmet({ contentSecurityPolicy: false }));
 
   app.use(healthRouter(readiness));

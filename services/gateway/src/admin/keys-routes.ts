@@ -8,7 +8,7 @@ import { validate } from '../http/validate.js';
 import type { EventPublisher } from '../ops/events.js';
 
 const cidrs = z.array(z.string().refine(isCidr, 'expected an IPv4 or IPv6 CIDR')).max(100);
-const rateLimit = z.number().int().positive().max(1_000_000).nullable();
+const rateLimit = z.number().int().positive().max(1_000_000_000).nullable();
 
 const createBody = z.object({
   name: z.string().trim().min(1).max(100),

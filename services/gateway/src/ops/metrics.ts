@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import type { Logger } from '@switchboard/telemetry';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export interface GatewayMetrics {
@@ -41,7 +42,8 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
  * Counts every response by its route *template* (never the raw path, which would explode the
  * label set with ids), with unmatched paths folded into one label.
  */
-export function observeRequests(metrics: GatewayMetrics): RequestHandler {
+export function observeRequests(metrics: GatewayMetrics, logger: Logger): RequestHandler {
+  const accessLog = logger.isLevelEnabled('info');
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
@@ -50,15 +52,17 @@ export function observeRequests(metrics: GatewayMetrics): RequestHandler {
       const labels = { method: req.method, route, status: String(res.statusCode) };
       metrics.requests.inc(labels);
       metrics.latency.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
-      res.locals.ctx.logger.info(
-        {
-          method: req.method,
-          route,
-          status: res.statusCode,
-          ms: Number(process.hrtime.bigint() - started) / 1e6,
-        },
-        'request',
-      );
+      if (accessLog) {
+        res.locals.ctx.logger.info(
+          {
+            method: req.method,
+            route,
+            status: res.statusCode,
+            ms: Number(process.hrtime.bigint() - started) / 1e6,
+          },
+          'request',
+        );
+      }
     });
     next();
   };
