@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { connect, type NatsConnection } from 'nats';
 import { admin, bearer, createKey } from '../support/admin.js';
 import { errorOf, sleep, startStack, type Stack } from '../support/stack.js';
 
@@ -117,4 +118,44 @@ test('revoke on one replica is refused by the other within 2 s', async () => {
     data: { id: string; status: string }[];
   };
   assert.equal(data.find((k) => k.id === key.id)?.status, 'revoked');
+});
+
+test('key lifecycle events are published on NATS, with the key id and never the secret', async () => {
+  const nc: NatsConnection = await connect({ servers: stack.nats.url });
+  try {
+    const seen: { subject: string; body: Record<string, unknown>; raw: string }[] = [];
+    const sub = nc.subscribe('switchboard.events.keys.>');
+    const collecting = (async () => {
+      for await (const message of sub) {
+        const raw = message.string();
+        seen.push({ subject: message.subject, body: JSON.parse(raw) as Record<string, unknown>, raw });
+      }
+    })();
+    await nc.flush();
+    const key = await createKey(stack.gateway);
+    const rotated = (await (await admin(stack.gateway, 'POST', `/keys/${key.id}/rotate`, {})).json()) as {
+      key: string;
+    };
+    assert.equal((await admin(stack.gateway, 'DELETE', `/keys/${key.id}`)).status, 204);
+    await eventually(async () => seen.length >= 3, 2000);
+    sub.unsubscribe();
+    await collecting;
+    assert.deepEqual(
+      seen.map((e) => e.subject),
+      [
+        'switchboard.events.keys.created',
+        'switchboard.events.keys.rotated',
+        'switchboard.events.keys.revoked',
+      ],
+    );
+    for (const event of seen) {
+      assert.equal(event.body.key_id, key.id);
+      assert.ok(
+        !event.raw.includes(key.key.split('_')[2]!) && !event.raw.includes(rotated.key.split('_')[2]!),
+        'no secret in events',
+      );
+    }
+  } finally {
+    await nc.close();
+  }
 });
