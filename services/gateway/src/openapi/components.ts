@@ -1,9 +1,10 @@
 /**
  * Shared pieces of the OpenAPI document (API.md §1): object types, security schemes, the error
  * schema and its code table, the headers every response carries, path parameters, and the
- * helpers the path files use to reference them. Everything here is written by hand from API.md;
- * nothing is derived from the implementation, so a test can compare the two.
+ * helpers the path files use to reference them. Written by hand from API.md, except the error
+ * codes, which come from the one error table; the tests compare both with API.md.
  */
+import { errorCodes, httpStatusOf, type ErrorCode } from '@switchboard/errors';
 
 // ---------------------------------------------------------------------------------------------
 // Object types (the subset of OpenAPI 3.1 this document uses)
@@ -123,35 +124,17 @@ export const security: Readonly<Record<Auth, readonly SecurityRequirement[]>> = 
 };
 
 // ---------------------------------------------------------------------------------------------
-// Errors (API.md §1): the one hand-written table of codes by HTTP status
+// Errors (API.md §1): derived from the one error table in @switchboard/errors, so the document
+// cannot name a code the gateway does not have, or give one another status.
 
-export const errorCodesByStatus = {
-  400: [
-    'invalid_request',
-    'invalid_json',
-    'invalid_audio',
-    'element_not_found',
-    'url_not_allowed',
-    'unknown_model',
-  ],
-  401: ['unauthorized'],
-  403: ['ip_not_allowed', 'tier_required'],
-  404: ['not_found', 'session_not_found', 'job_not_found'],
-  410: ['session_closed', 'session_expired'],
-  413: ['payload_too_large'],
-  415: ['unsupported_media_type'],
-  429: ['rate_limited', 'session_limit', 'job_limit'],
-  500: ['internal'],
-  502: ['navigation_failed', 'upstream_failed'],
-  503: ['model_loading', 'unavailable', 'no_capacity'],
-  504: ['upstream_timeout'],
-} as const;
+export type { ErrorCode };
 
-export type ErrorCode = (typeof errorCodesByStatus)[keyof typeof errorCodesByStatus][number];
+const statusOfCode = new Map<ErrorCode, string>(errorCodes.map((code) => [code, String(httpStatusOf(code))]));
 
-const statusEntries = Object.entries(errorCodesByStatus) as [string, readonly ErrorCode[]][];
-const statusOfCode = new Map<ErrorCode, string>(
-  statusEntries.flatMap(([status, codes]) => codes.map((code) => [code, status] as const)),
+export const errorCodesByStatus: Readonly<Record<string, readonly ErrorCode[]>> = Object.fromEntries(
+  [...new Set(statusOfCode.values())]
+    .sort()
+    .map((status) => [status, errorCodes.filter((code) => statusOfCode.get(code) === status)]),
 );
 
 const statusText: Readonly<Record<string, string>> = {
@@ -176,7 +159,7 @@ const errorSchemas: Schemas = {
   ErrorCode: {
     type: 'string',
     description: 'A stable snake_case error code. Codes are part of the contract and are never renamed.',
-    enum: statusEntries.flatMap(([, codes]) => codes),
+    enum: Object.values(errorCodesByStatus).flat(),
     'x-codes-by-status': errorCodesByStatus,
   },
   Error: {

@@ -44,8 +44,12 @@ export function queryRouter(llm: LlmClient, bodyLimitBytes: number): Router {
     const id = `cmpl-${randomUUID().replaceAll('-', '')}`;
     const created = Math.floor(Date.now() / 1000);
 
+    // A client that goes away cancels the generation on the worker, streamed or not.
+    const abort = new AbortController();
+    res.on('close', () => abort.abort());
+
     if (!body.stream) {
-      const done = await llm.complete(request, callContext(res));
+      const done = await llm.complete(request, callContext(res, abort.signal));
       res.json({
         id,
         object: 'text_completion',
@@ -60,8 +64,6 @@ export function queryRouter(llm: LlmClient, bodyLimitBytes: number): Router {
 
     // Stream: the first chunk decides between a 200 stream and a plain JSON error, so a request
     // the worker refuses at once (unknown model, still loading) gets its real status code.
-    const abort = new AbortController();
-    res.on('close', () => abort.abort());
     const chunks = llm.stream(request, callContext(res, abort.signal))[Symbol.asyncIterator]();
     let next = await chunks.next();
     const sse = new SseStream(res);
@@ -71,10 +73,10 @@ export function queryRouter(llm: LlmClient, bodyLimitBytes: number): Router {
     try {
       for (; !next.done; next = await chunks.next()) {
         const chunk = next.value;
-        if (chunk.delta !== undefined) {
+        if (chunk.kind === 'delta' && chunk.delta !== undefined) {
           sse.send({ id, model: chunk.model || model, index: index++, delta: chunk.delta });
           model = chunk.model || model;
-        } else if (chunk.done) {
+        } else if (chunk.kind === 'done' && chunk.done) {
           sse.send({
             id,
             model: chunk.done.model,
