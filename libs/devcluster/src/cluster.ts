@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { waitForServing } from '@switchboard/grpc';
+import { ensureDevModel } from './dev-models.js';
 import { startNats, startRedis, type InfraHandle } from './infra.js';
 import { freePort } from './ports.js';
 import { ManagedProcess } from './process.js';
@@ -16,6 +17,8 @@ export interface ClusterOptions {
   env: NodeJS.ProcessEnv;
   /** Receives every output line of every process, prefixed with its name. */
   onLine?: (service: string, line: string) => void;
+  /** Says what the runner did on the operator's behalf (e.g. built development models). */
+  onNotice?: (message: string) => void;
   /** Called when a process exits on its own while the cluster runs. */
   onCrash?: (service: string, output: string) => void;
   readyTimeoutMs?: number;
@@ -101,9 +104,17 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       redisUrl = redis.url;
     }
     const adminToken = env.ADMIN_TOKEN || randomBytes(24).toString('base64url');
-    const shared: NodeJS.ProcessEnv = { ...env, NATS_URL: natsUrl, REDIS_URL: redisUrl };
+    const modelDir = resolve(
+      root,
+      env.MODEL_DIR || join(env.SWITCHBOARD_STATE_DIR || join(root, '.run'), 'models'),
+    );
+    const shared: NodeJS.ProcessEnv = { ...env, NATS_URL: natsUrl, REDIS_URL: redisUrl, MODEL_DIR: modelDir };
 
     const built = workerNames.filter((name) => existsSync(join(root, 'services', name, 'dist', 'main.js')));
+    for (const name of built) {
+      const notice = await ensureDevModel(modelDir, name);
+      if (notice) options.onNotice?.(notice);
+    }
     const addresses: Record<string, string> = {};
     for (const name of built) {
       const port = await freePort();

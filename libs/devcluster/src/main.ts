@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     root,
     env: process.env,
     onLine: (service, line) => say(`[${service}] ${line}`),
+    onNotice: (message) => say(`[switchboard] ${message}`),
     onCrash: (service) => {
       say(`[switchboard] ${service} exited unexpectedly`);
       shutdown(1);
