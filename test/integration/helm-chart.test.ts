@@ -766,8 +766,9 @@ describe('skaffold.yaml', () => {
         assert.equal(artifact.image, `switchboard/${service}`);
         assert.equal(artifact.context ?? '.', '.', 'built from the repository root');
         const dockerfile = artifact.docker?.dockerfile;
-        assert.equal(dockerfile, `services/${service}/Dockerfile`);
-        assert.ok(existsSync(join(repoRoot, dockerfile)), `${dockerfile} exists`);
+        // The gpu profile of a model worker builds its CUDA variant.
+        assert.match(dockerfile ?? '', new RegExp(`^services/${service}/Dockerfile(\\.gpu)?$`));
+        assert.ok(existsSync(join(repoRoot, dockerfile!)), `${dockerfile} exists`);
       }
     }
   });

@@ -1,0 +1,111 @@
+// A bounded work queue: at most `concurrency` jobs run, at most `depth` wait; beyond that a
+// request is refused at once with no_capacity, so clients back off instead of piling up.
+import { SwitchboardError } from '@switchboard/errors';
+
+export interface WorkQueueOptions {
+  readonly concurrency: number;
+  readonly depth: number;
+  /** Called whenever the number of waiting jobs changes (a queue-depth gauge). */
+  readonly onDepth?: (waiting: number, running: number) => void;
+}
+
+interface Waiter {
+  start: () => void;
+}
+
+export class WorkQueue {
+  private running = 0;
+  private readonly waiting: Waiter[] = [];
+  /** Moving average of job durations, for a Retry-After that means something. */
+  private avgJobMs = 1000;
+
+  constructor(private readonly options: WorkQueueOptions) {
+    if (options.concurrency < 1 || options.depth < 0) throw new Error('concurrency ≥ 1, depth ≥ 0');
+  }
+
+  get depth(): number {
+    return this.waiting.length;
+  }
+
+  get active(): number {
+    return this.running;
+  }
+
+  /** Seconds until a slot is likely free, at least 1 (Retry-After is whole seconds). */
+  retryAfterSeconds(): number {
+    const rounds = (this.waiting.length + 1) / this.options.concurrency;
+    return Math.min(60, Math.max(1, Math.ceil((rounds * this.avgJobMs) / 1000)));
+  }
+
+  /**
+   * Waits for a slot (unless `signal` aborts first, which removes the job from the queue), runs
+   * `job`, frees the slot. Throws no_capacity when the queue is full.
+   */
+  async run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    signal?.throwIfAborted();
+    if (this.running >= this.options.concurrency) {
+      if (this.waiting.length >= this.options.depth) {
+        throw new SwitchboardError('no_capacity', { retryAfterSeconds: this.retryAfterSeconds() });
+      }
+      // A finishing job hands its slot straight to us (see finally), so nobody can jump the queue.
+      await this.wait(signal);
+    } else {
+      this.running += 1;
+      this.report();
+    }
+    const started = performance.now();
+    try {
+      return await job();
+    } finally {
+      this.avgJobMs = 0.8 * this.avgJobMs + 0.2 * (performance.now() - started);
+      const next = this.waiting.shift();
+      if (next) next.start();
+      else this.running -= 1;
+      this.report();
+    }
+  }
+
+  /** Consumes one job's worth of the queue like `run`, for a job whose body is an async iterator. */
+  async *runStream<T>(job: () => AsyncIterable<T>, signal?: AbortSignal): AsyncIterable<T> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const admitted = new Promise<void>((resolve) => (started = resolve));
+    const slot = this.run(() => {
+      started();
+      return held;
+    }, signal);
+    // Whichever settles first: admission, or refusal/cancellation while waiting.
+    await Promise.race([admitted, slot]);
+    try {
+      yield* job();
+    } finally {
+      release();
+      await slot;
+    }
+  }
+
+  private wait(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        start: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        const at = this.waiting.indexOf(waiter);
+        if (at >= 0) this.waiting.splice(at, 1);
+        this.report();
+        reject(signal?.reason as Error);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(waiter);
+      this.report();
+    });
+  }
+
+  private report(): void {
+    this.options.onDepth?.(this.waiting.length, this.running);
+  }
+}

@@ -1,0 +1,89 @@
+// The model repository: MODEL_DIR/<capability>/<model-id>/ in the Hugging Face ONNX export layouts.
+// A folder is a model when it has config.json (Transformers.js layout) or model_index.json
+// (the diffusers layout); anything else in the capability folder is ignored.
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface ModelEntry {
+  /** The folder name: what clients pass as `model`. */
+  readonly id: string;
+  readonly dir: string;
+  /** Free text for operators, shown in /models (the tiny development models say so here). */
+  readonly description: string;
+}
+
+export interface RepositoryScan {
+  readonly capabilityDir: string;
+  readonly models: readonly ModelEntry[];
+  /** Undefined only when there is no model at all. */
+  readonly defaultId: string | undefined;
+}
+
+/**
+ * The key @switchboard/models-dev writes into a development model's config.json
+ * (DEV_MODEL_MARKER there; repository.test.ts checks the two agree). Read here, rather than
+ * imported, so production workers do not depend on the model builder.
+ */
+export const DEV_MODEL_KEY = 'switchboard_dev_model';
+
+/** Manifest beside the models: `{ "default": "<id>" }`. Optional. */
+export const MANIFEST_FILE = 'models.json';
+
+const MODEL_MARKERS = ['config.json', 'model_index.json'];
+
+async function readJson(path: string): Promise<unknown> {
+  return JSON.parse(await readFile(path, 'utf8')) as unknown;
+}
+
+async function describe(dir: string): Promise<string> {
+  if (!existsSync(join(dir, 'config.json'))) return '';
+  try {
+    const config = (await readJson(join(dir, 'config.json'))) as Record<string, unknown>;
+    const dev = config[DEV_MODEL_KEY] as { description?: unknown } | undefined;
+    return typeof dev?.description === 'string' ? dev.description : '';
+  } catch {
+    return ''; // an unreadable config fails the load later, with its reason logged there
+  }
+}
+
+export interface ScanOptions {
+  /** `<CAPABILITY>_DEFAULT_MODEL` from the worker's config; wins over the manifest. */
+  readonly defaultModel?: string | undefined;
+}
+
+/**
+ * Lists the models of one capability and picks its default: the configured one, else the
+ * manifest's, else the only (or alphabetically first) model. A configured or manifest default
+ * that names no model is an error: silently serving another model would surprise the operator.
+ */
+export async function scanRepository(
+  modelDir: string,
+  capability: string,
+  options: ScanOptions = {},
+): Promise<RepositoryScan> {
+  const capabilityDir = join(modelDir, capability);
+  const entries = existsSync(capabilityDir) ? await readdir(capabilityDir, { withFileTypes: true }) : [];
+  const ids = entries
+    .filter((e) => e.isDirectory() && MODEL_MARKERS.some((m) => existsSync(join(capabilityDir, e.name, m))))
+    .map((e) => e.name)
+    .sort();
+  const models = await Promise.all(
+    ids.map(async (id) => {
+      const dir = join(capabilityDir, id);
+      return { id, dir, description: await describe(dir) };
+    }),
+  );
+
+  let defaultId = options.defaultModel;
+  let source = 'configured default model';
+  if (defaultId === undefined && existsSync(join(capabilityDir, MANIFEST_FILE))) {
+    const manifest = (await readJson(join(capabilityDir, MANIFEST_FILE))) as { default?: unknown };
+    if (typeof manifest.default === 'string') defaultId = manifest.default;
+    source = `default in ${join(capabilityDir, MANIFEST_FILE)}`;
+  }
+  if (defaultId !== undefined && !ids.includes(defaultId)) {
+    throw new Error(`${source} "${defaultId}" is not a model folder in ${capabilityDir}`);
+  }
+  return { capabilityDir, models, defaultId: defaultId ?? ids[0] };
+}

@@ -1,0 +1,53 @@
+// A CompleteRequest as the worker checks it: the gateway validated the shape, only the worker
+// knows the model's context, so max_tokens and prompt length are checked here.
+import type { CompleteRequest__Output } from '@switchboard/contracts';
+import { SwitchboardError } from '@switchboard/errors';
+import type { GenerationRequest } from '../generation/generate.js';
+import type { LanguageModel } from '../generation/model.js';
+import { SeededRandom } from '../generation/random.js';
+
+/** API.md §2: max_tokens defaults to 2048, capped by what the context leaves after the prompt. */
+export const DEFAULT_MAX_TOKENS = 2048;
+
+export function toGenerationRequest(
+  request: CompleteRequest__Output,
+  model: LanguageModel,
+): GenerationRequest {
+  if (request.prompt === '') throw new SwitchboardError('invalid_request', { param: 'prompt' });
+  const promptIds = model.encode(request.prompt);
+  const room = model.contextLength - promptIds.length;
+  if (room < 1) {
+    throw new SwitchboardError('invalid_request', {
+      param: 'prompt',
+      message: `The prompt is ${promptIds.length} tokens; the model's context is ${model.contextLength}.`,
+    });
+  }
+  let maxTokens = Math.min(DEFAULT_MAX_TOKENS, room);
+  if (request.max_tokens !== undefined) {
+    if (request.max_tokens < 1) throw new SwitchboardError('invalid_request', { param: 'max_tokens' });
+    if (request.max_tokens > room) {
+      throw new SwitchboardError('invalid_request', {
+        param: 'max_tokens',
+        message: `max_tokens is above the model's context: at most ${room} with this ${promptIds.length}-token prompt (context ${model.contextLength}).`,
+      });
+    }
+    maxTokens = request.max_tokens;
+  }
+  const { temperature } = request;
+  if (!(temperature >= 0 && temperature <= 2)) {
+    throw new SwitchboardError('invalid_request', { param: 'temperature' });
+  }
+  const topP = request.top_p ?? 1;
+  if (!(topP > 0 && topP <= 1)) throw new SwitchboardError('invalid_request', { param: 'top_p' });
+  if (request.stop.length > 4 || request.stop.some((s) => s === '')) {
+    throw new SwitchboardError('invalid_request', { param: 'stop' });
+  }
+  return {
+    promptIds,
+    maxTokens,
+    temperature,
+    topP,
+    seed: request.seed === undefined ? SeededRandom.randomSeed() : BigInt(request.seed),
+    stop: request.stop,
+  };
+}

@@ -1,0 +1,58 @@
+// The llm worker's Prometheus metrics (API.md §8), all labelled by model where it applies.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export function createLlmMetrics(registry: Registry) {
+  const registers = [registry];
+  return {
+    queueDepth: new Gauge({
+      name: 'llm_queue_depth',
+      help: 'Requests waiting for a generation slot.',
+      registers,
+    }),
+    activeGenerations: new Gauge({
+      name: 'llm_active_generations',
+      help: 'Generations running now.',
+      registers,
+    }),
+    timeToFirstToken: new Histogram({
+      name: 'llm_time_to_first_token_seconds',
+      help: 'From the start of generation (after queueing) to the first generated token.',
+      labelNames: ['model'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    interTokenLatency: new Histogram({
+      name: 'llm_inter_token_latency_seconds',
+      help: 'Time between consecutive generated tokens.',
+      labelNames: ['model'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5],
+      registers,
+    }),
+    tokensGenerated: new Counter({
+      name: 'llm_tokens_generated_total',
+      help: 'Completion tokens generated.',
+      labelNames: ['model'],
+      registers,
+    }),
+    requests: new Counter({
+      name: 'llm_requests_total',
+      help: 'Finished generations by finish reason (stop, length).',
+      labelNames: ['model', 'finish_reason'],
+      registers,
+    }),
+    cancelled: new Counter({
+      name: 'llm_generations_cancelled_total',
+      help: 'Generations stopped because the caller went away.',
+      labelNames: ['model'],
+      registers,
+    }),
+    modelLoadSeconds: new Gauge({
+      name: 'llm_model_load_seconds',
+      help: 'How long each model took to load (or to fail).',
+      labelNames: ['model', 'status'],
+      registers,
+    }),
+  };
+}
+
+export type LlmMetrics = ReturnType<typeof createLlmMetrics>;

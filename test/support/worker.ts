@@ -1,0 +1,116 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '@switchboard/devcluster';
+import { waitForServing } from '@switchboard/grpc';
+import { buildTinyLlama } from '@switchboard/models-dev';
+import { repoRoot } from './gateway.js';
+
+export interface WorkerProcess {
+  /** host:port for the gateway's `<NAME>_ADDR`. */
+  address: string;
+  metricsUrl: string;
+  child: ChildProcess;
+  output(): string;
+  /** A metric's value from GET /metrics (summed over label sets matching `labels`). */
+  metric(name: string, labels?: Record<string, string>): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export interface StartWorkerOptions {
+  env?: Record<string, string>;
+  /** Wait for grpc health SERVING (default) or only for the port to answer. */
+  waitServing?: boolean;
+}
+
+/**
+ * Starts a worker (`services/<name>/dist/main.js`) as its own process on free ports, as the local
+ * cluster runs it, and waits for grpc.health.v1 SERVING (its models are loaded).
+ */
+export async function startWorker(name: string, options: StartWorkerOptions = {}): Promise<WorkerProcess> {
+  const port = await freePort();
+  const metricsPort = await freePort();
+  const child = spawn(process.execPath, [join(repoRoot, `services/${name}/dist/main.js`)], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      GRPC_PORT: String(port),
+      GRPC_HOST: '127.0.0.1',
+      METRICS_PORT: String(metricsPort),
+      LOG_LEVEL: 'warn',
+      ...options.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const address = `127.0.0.1:${port}`;
+  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    await once(child, 'exit');
+    clearTimeout(timer);
+  };
+  const exited = once(child, 'exit').then(() => {
+    throw new Error(`${name} worker exited during start-up:\n${output}`);
+  });
+  const started =
+    options.waitServing === false
+      ? waitForMetrics(metricsUrl)
+      : waitForServing(address, { timeoutMs: 30_000 });
+  const status = await Promise.race([started, exited]);
+  if (options.waitServing !== false && status !== 'SERVING') {
+    await stop();
+    throw new Error(`${name} worker not SERVING (${String(status)}):\n${output}`);
+  }
+  return {
+    address,
+    metricsUrl,
+    child,
+    output: () => output,
+    metric: async (metric, labels = {}) => {
+      const text = await (await fetch(metricsUrl)).text();
+      let sum = 0;
+      for (const line of text.split('\n')) {
+        const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+        if (!match || match[1] !== metric) continue;
+        const set = match[2] ?? '';
+        if (Object.entries(labels).every(([k, v]) => set.includes(`${k}="${v}"`))) sum += Number(match[3]);
+      }
+      return sum;
+    },
+    stop,
+  };
+}
+
+async function waitForMetrics(url: string): Promise<string> {
+  for (let i = 0; i < 300; i++) {
+    if (
+      await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return 'UP';
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no metrics at ${url}`);
+}
+
+export interface TinyModelRepository {
+  modelDir: string;
+  modelId: string;
+  remove(): Promise<void>;
+}
+
+/** A temporary MODEL_DIR holding the tiny random-weight Llama as llm/<modelId>. */
+export async function tinyLlmRepository(modelId = 'tiny-llama-dev', seed = 0): Promise<TinyModelRepository> {
+  const modelDir = await mkdtemp(join(tmpdir(), 'switchboard-models-'));
+  await buildTinyLlama(join(modelDir, 'llm', modelId), { seed });
+  return { modelDir, modelId, remove: () => rm(modelDir, { recursive: true, force: true }) };
+}
