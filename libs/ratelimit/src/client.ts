@@ -12,7 +12,9 @@ import { Redis, type RedisOptions } from 'ioredis';
  * - commandTimeout: a Redis that accepts connections but does not answer (paused, overloaded)
  *   still fails the call quickly;
  * - connectTimeout short and retryStrategy capped at 500 ms: the client keeps reconnecting in the
- *   background, so the limiter leaves its fallback soon after Redis is back.
+ *   background, so the limiter leaves its fallback soon after Redis is back;
+ * - enableAutoPipelining: under load, the limit checks of concurrent requests issued in the same
+ *   event-loop tick go out in one write, saving a syscall per request on the hot path.
  */
 export const rateLimitRedisOptions: RedisOptions = {
   enableOfflineQueue: false,
@@ -21,6 +23,7 @@ export const rateLimitRedisOptions: RedisOptions = {
   commandTimeout: 250,
   connectTimeout: 1000,
   retryStrategy: (times: number) => Math.min(times * 100, 500),
+  enableAutoPipelining: true,
 };
 
 export function createRedisClient(url: string, overrides: RedisOptions = {}): Redis {
