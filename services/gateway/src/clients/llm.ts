@@ -9,7 +9,7 @@ import {
 import { callMetadata, createClient, unary } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
-import type { Capability, ModelLister } from './model-lister.js';
+import { listModelsOf, type Capability, type ModelLister } from './model-lister.js';
 import { readStream } from './streaming.js';
 import type { WorkerEndpoint } from './worker-endpoint.js';
 
@@ -30,10 +30,7 @@ export class LlmClient implements ModelLister {
     return readStream(this.grpc.StreamComplete(request, callMetadata(ctx)), ctx.signal);
   }
 
-  async listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
-    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), {
-      deadline: Date.now() + 2000,
-    });
-    return list.models;
+  listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
+    return listModelsOf(this.grpc, ctx);
   }
 }

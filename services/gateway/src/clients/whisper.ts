@@ -5,10 +5,10 @@ import {
   type TranscribeResponse__Output,
   type WhisperClient as GrpcWhisper,
 } from '@switchboard/contracts';
-import { callMetadata, createClient, unary } from '@switchboard/grpc';
+import { callMetadata, createClient } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
-import type { Capability, ModelLister } from './model-lister.js';
+import { listModelsOf, type Capability, type ModelLister } from './model-lister.js';
 import { StreamSender } from './streaming.js';
 import type { WorkerEndpoint } from './worker-endpoint.js';
 
@@ -36,10 +36,7 @@ export class WhisperClient implements ModelLister {
     return new StreamSender(call!, response);
   }
 
-  async listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
-    const list = await unary(this.grpc.ListModels.bind(this.grpc), {}, callMetadata(ctx), {
-      deadline: Date.now() + 2000,
-    });
-    return list.models;
+  listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
+    return listModelsOf(this.grpc, ctx);
   }
 }
