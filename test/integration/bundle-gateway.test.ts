@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative, sep } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { freePort, startNats, startRedis, type InfraHandle } from '@switchboard/devcluster';
+import { dockerInstructions, linksLeavingFolder, runDockerDeploy, serviceDockerfile } from '../support/bundle.js';
 import { repoRoot } from '../support/helm.js';
 
 /**
@@ -16,70 +16,7 @@ import { repoRoot } from '../support/helm.js';
  * file or a dependency, this fails.
  */
 
-const dockerfilePath = join(repoRoot, 'services', 'gateway', 'Dockerfile');
-
-/** The Dockerfile with continuation lines joined and comment lines dropped. */
-function dockerInstructions(): string[] {
-  const lines = readFileSync(dockerfilePath, 'utf8')
-    .split('\n')
-    .filter((line) => !line.trimStart().startsWith('#'));
-  return lines
-    .join('\n')
-    .replace(/\\\n/g, ' ')
-    .split('\n')
-    .map((line) => line.replace(/\s+/g, ' ').trim())
-    .filter(Boolean);
-}
-
-/** The arguments of the Dockerfile's `pnpm … deploy /out`, minus the image-only store folder. */
-function dockerDeployArgs(): string[] {
-  const run = dockerInstructions().find((line) => line.startsWith('RUN') && / deploy \/out\b/.test(line));
-  assert.ok(run, 'the Dockerfile runs `pnpm … deploy /out`');
-  const command = run
-    .split('&&')
-    .find((part) => / deploy \/out\b/.test(part))!
-    .trim();
-  const words = command.split(' ');
-  assert.equal(words[0], 'pnpm');
-  const args: string[] = [];
-  for (let i = 1; i < words.length; i++) {
-    if (words[i] === '--store-dir')
-      i++; // the image's cache mount; here the workspace's own store
-    else args.push(words[i]!);
-  }
-  assert.equal(args.at(-1), '/out');
-  return args.slice(0, -1);
-}
-
-function pnpmCli(): string {
-  const require = createRequire(import.meta.url);
-  return join(dirname(require.resolve('pnpm')), 'bin', 'pnpm.cjs');
-}
-
-/** Every symlink under `dir` must point inside it: the folder is copied into the image alone. */
-function linksLeavingFolder(dir: string): string[] {
-  const root = realpathSync(dir);
-  const bad: string[] = [];
-  const walk = (path: string) => {
-    for (const entry of readdirSync(path)) {
-      const full = join(path, entry);
-      const stat = lstatSync(full);
-      if (stat.isSymbolicLink()) {
-        let target: string;
-        try {
-          target = realpathSync(full);
-        } catch {
-          bad.push(`${relative(root, full)} (dangling)`);
-          continue;
-        }
-        if (target !== root && !target.startsWith(root + sep))
-          bad.push(`${relative(root, full)} -> ${target}`);
-      } else if (stat.isDirectory()) walk(full);
-    }
-  };
-  walk(root);
-  return bad;
-}
+const dockerfilePath = serviceDockerfile('gateway');
 
 describe('gateway image contents (pnpm deploy --prod, as the Dockerfile runs it)', () => {
   let work: string;
@@ -103,7 +40,7 @@ describe('gateway image contents (pnpm deploy --prod, as the Dockerfile runs it)
   });
 
   test('the Dockerfile is the one described: multi-stage, tini, non-root, the gateway ports', () => {
-    const lines = dockerInstructions();
+    const lines = dockerInstructions(dockerfilePath);
     const from = lines.filter((l) => l.startsWith('FROM'));
     assert.ok(from.length >= 2, 'multi-stage');
     assert.ok(lines.some((l) => l.startsWith('ARG NODE_IMAGE=node:20-bookworm-slim')));
@@ -119,15 +56,7 @@ describe('gateway image contents (pnpm deploy --prod, as the Dockerfile runs it)
   });
 
   test('pnpm deploy --prod of the gateway gives a self-contained folder without dev dependencies', () => {
-    const args = [...dockerDeployArgs(), out];
-    assert.ok(args.includes('--prod'));
-    const result = spawnSync(process.execPath, [pnpmCli(), ...args], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-      env: { ...process.env, CI: 'true', ONNXRUNTIME_NODE_INSTALL: 'skip' },
-      timeout: 180_000,
-    });
-    assert.equal(result.status, 0, `pnpm ${args.join(' ')} failed:\n${result.stdout}\n${result.stderr}`);
+    runDockerDeploy(dockerfilePath, out);
 
     assert.ok(existsSync(join(out, 'dist', 'main.js')));
     for (const lib of ['config', 'contracts', 'errors', 'grpc', 'keys', 'ratelimit', 'telemetry']) {

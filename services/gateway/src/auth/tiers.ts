@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { SwitchboardError } from '@switchboard/errors';
-import { type TierName, type TierPolicy, tierNames } from '../config.js';
+import { type TierName, tierNames } from '../config.js';
 
 export function tierRank(tier: TierName): number {
   return tierNames.indexOf(tier);
@@ -23,12 +23,4 @@ export function tierGate(): RequestHandler {
     }
     next();
   };
-}
-
-/** The policy of the authenticated caller's tier. */
-export function policyOf(
-  tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
-  tier: TierName,
-): Readonly<TierPolicy> {
-  return tiers[tier];
 }
