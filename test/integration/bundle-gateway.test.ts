@@ -6,7 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { freePort, startNats, startRedis, type InfraHandle } from '@switchboard/devcluster';
-import { dockerInstructions, linksLeavingFolder, runDockerDeploy, serviceDockerfile } from '../support/bundle.js';
+import {
+  dockerInstructions,
+  linksLeavingFolder,
+  runDockerDeploy,
+  serviceDockerfile,
+} from '../support/bundle.js';
 import { repoRoot } from '../support/helm.js';
 
 /**
