@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +8,7 @@ import { freePort, startNats, startRedis, type InfraHandle } from '@switchboard/
 import {
   dockerInstructions,
   linksLeavingFolder,
+  startBundled,
   runDockerDeploy,
   serviceDockerfile,
 } from '../support/bundle.js';
@@ -81,12 +81,9 @@ describe('gateway image contents (pnpm deploy --prod, as the Dockerfile runs it)
     const port = await freePort();
     const metricsPort = await freePort();
     // As the image runs it: `node dist/main.js` from the app folder, a bare environment.
-    const child = spawn(process.execPath, ['dist/main.js'], {
-      cwd: out,
-      env: {
-        PATH: '/usr/bin:/bin',
-        HOME: join(work, 'home-that-does-not-exist'),
-        NODE_ENV: 'production',
+    const { child, output: logs } = startBundled(
+      out,
+      {
         GATEWAY_PORT: String(port),
         METRICS_PORT: String(metricsPort),
         ADMIN_TOKEN: 'bundle-test-admin-token-0123456789',
@@ -94,21 +91,15 @@ describe('gateway image contents (pnpm deploy --prod, as the Dockerfile runs it)
         REDIS_URL: redis.url,
         LOG_LEVEL: 'warn',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    t.after(() => {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    });
+      t,
+    );
 
     const url = `http://127.0.0.1:${port}`;
     const deadline = Date.now() + 20_000;
     let ready = false;
     while (!ready) {
-      assert.equal(child.exitCode, null, `the gateway exited during start-up:\n${output}`);
-      assert.ok(Date.now() < deadline, `the gateway was not ready in 20 s:\n${output}`);
+      assert.equal(child.exitCode, null, `the gateway exited during start-up:\n${logs()}`);
+      assert.ok(Date.now() < deadline, `the gateway was not ready in 20 s:\n${logs()}`);
       ready = await fetch(`${url}/readyz`).then(
         (r) => r.status === 200,
         () => false,
@@ -124,6 +115,6 @@ describe('gateway image contents (pnpm deploy --prod, as the Dockerfile runs it)
     // SIGTERM (what tini forwards) drains and exits cleanly.
     child.kill('SIGTERM');
     const [code] = (await once(child, 'exit')) as [number | null];
-    assert.equal(code, 0, `exit after SIGTERM:\n${output}`);
+    assert.equal(code, 0, `exit after SIGTERM:\n${logs()}`);
   });
 });

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +11,7 @@ import {
   dockerDeployArgs,
   dockerInstructions,
   linksLeavingFolder,
+  startBundled,
   runDockerDeploy,
   serviceDockerfile,
 } from '../support/bundle.js';
@@ -116,30 +116,21 @@ describe('llm worker image contents (pnpm deploy --prod, as the Dockerfile runs 
     const port = await freePort();
     const metricsPort = await freePort();
     // As the image runs it: `node dist/main.js` from the app folder, a bare environment.
-    const child = spawn(process.execPath, ['dist/main.js'], {
-      cwd: out,
-      env: {
-        PATH: '/usr/bin:/bin',
-        HOME: join(work, 'home-that-does-not-exist'),
-        NODE_ENV: 'production',
+    const { child, output: logs } = startBundled(
+      out,
+      {
         GRPC_PORT: String(port),
         GRPC_HOST: '127.0.0.1',
         METRICS_PORT: String(metricsPort),
         MODEL_DIR: modelDir,
         LOG_LEVEL: 'warn',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    t.after(() => {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    });
+      t,
+    );
 
     const exited = once(child, 'exit').then(([code, signal]) => `exited (${String(code ?? signal)})`);
     const status = await Promise.race([waitForServing(`127.0.0.1:${port}`, { timeoutMs: 30_000 }), exited]);
-    assert.equal(status, 'SERVING', `the worker did not report SERVING:\n${output}`);
+    assert.equal(status, 'SERVING', `the worker did not report SERVING:\n${logs()}`);
 
     const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
     assert.equal(metrics.status, 200);
@@ -151,6 +142,6 @@ describe('llm worker image contents (pnpm deploy --prod, as the Dockerfile runs 
     // SIGTERM (what tini forwards) drains and exits cleanly.
     child.kill('SIGTERM');
     const [code] = (await once(child, 'exit')) as [number | null];
-    assert.equal(code, 0, `exit after SIGTERM:\n${output}`);
+    assert.equal(code, 0, `exit after SIGTERM:\n${logs()}`);
   });
 });

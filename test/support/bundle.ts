@@ -2,7 +2,7 @@
 // step (`pnpm … deploy /out`) taken from it and run into a temp folder with the workspace's own
 // pnpm, and the check that the deployed folder is self-contained.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
@@ -99,4 +99,38 @@ export function linksLeavingFolder(dir: string): string[] {
   };
   walk(root);
   return bad;
+}
+
+export interface BundledProcess {
+  child: ChildProcessWithoutNullStreams;
+  output: () => string;
+}
+
+/**
+ * Starts `node dist/main.js` from a deployed folder as the image runs it: that folder as the
+ * working directory and a bare environment (no HOME, production mode) plus `env`. The process is
+ * killed when the test ends.
+ */
+export function startBundled(
+  out: string,
+  env: Record<string, string>,
+  t: { after(fn: () => void): void },
+): BundledProcess {
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    cwd: out,
+    env: {
+      PATH: '/usr/bin:/bin',
+      HOME: join(out, '..', 'home-that-does-not-exist'),
+      NODE_ENV: 'production',
+      ...env,
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  t.after(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  return { child, output: () => output };
 }
