@@ -196,6 +196,8 @@ function gatewayEnvironment(container: Container): Record<string, string> {
     ADMIN_TOKEN: 'a-stand-in-admin-token-0123456789',
     NATS_URL: 'nats://from-a-secret:4222',
     REDIS_URL: 'redis://from-a-secret:6379',
+    S3_ACCESS_KEY: 'stand-in-access-key',
+    S3_SECRET_KEY: 'stand-in-secret-key',
   } as Record<string, string>;
   const env: Record<string, string> = {};
   for (const entry of container.env ?? []) {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'nats';
 import { ConfigError } from '@switchboard/config';
 import { KeyStore } from '@switchboard/keys';
+import { createObjectStore } from '@switchboard/objectstore';
 import { createRateLimiter, createRedisClient } from '@switchboard/ratelimit';
 import { createLogger, createRegistry, startMetricsServer } from '@switchboard/telemetry';
 import { createWorkerClients } from './clients/index.js';
@@ -29,6 +30,13 @@ async function main(): Promise<void> {
   const limiter = createRateLimiter({ redis, keyPrefix: config.rateLimitPrefix, logger });
   const clients = createWorkerClients(config.workers, logger);
   const events = new EventPublisher(nats, logger);
+  const objects = createObjectStore(config.objectStore);
+  // The workers write and own the bucket too; the gateway only reads, so a store that is down
+  // at start-up is logged and answered with 503 per request rather than failing start-up.
+  objects.ensureReady().then(
+    (report) => logger.info({ s3: config.objectStore.s3 !== undefined, ...report }, 'object store ready'),
+    (error: unknown) => logger.warn({ err: error }, 'object store not ready'),
+  );
 
   const degradedTimer = setInterval(
     () => metrics.rateLimitDegraded.set(limiter.storeHealthy() ? 0 : 1),
@@ -44,6 +52,7 @@ async function main(): Promise<void> {
     clients,
     events,
     metrics,
+    objects,
     readiness: {
       keyStoreReady: () => !nats.isClosed() && keys.isReady,
       rateLimitStoreReady: () => limiter.storeHealthy(),

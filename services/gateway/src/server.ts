@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { KeyStore } from '@switchboard/keys';
+import type { ObjectStore } from '@switchboard/objectstore';
 import type { RateLimiter } from '@switchboard/ratelimit';
 import type { Logger } from '@switchboard/telemetry';
 import { adminRouter } from './admin/admin-routes.js';
@@ -22,6 +23,7 @@ import { browserRouter } from './routes/browser.js';
 import { generateImageRouter } from './routes/generate-image.js';
 import { modelsRouter } from './routes/models.js';
 import { queryRouter } from './routes/query.js';
+import { storedFilesRouter } from './routes/stored-files.js';
 import { transcribeRouter } from './routes/transcribe.js';
 
 export interface GatewayDeps {
@@ -33,6 +35,8 @@ export interface GatewayDeps {
   events: EventPublisher;
   metrics: GatewayMetrics;
   readiness: ReadinessProbe;
+  /** Screenshots, generated images and videos, written by the workers. */
+  objects: ObjectStore;
 }
 
 /**
@@ -49,6 +53,7 @@ export function createApp({
   events,
   metrics,
   readiness,
+  objects,
 }: GatewayDeps): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -85,6 +90,7 @@ export function createApp({
   app.use(generateImageRouter(clients.diffusion, bodyLimit));
   app.use(animateRouter(clients.animation, config.tiers));
   app.use(browserRouter(clients.browser, config.tiers, bodyLimit));
+  app.use(storedFilesRouter(objects));
 
   app.use(notFound);
   app.use(errorHandler);

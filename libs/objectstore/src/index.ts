@@ -1,0 +1,14 @@
+export {
+  OWNER_KEY_ID_METADATA,
+  InvalidObjectKeyError,
+  ObjectStoreError,
+  validateKey,
+  type ObjectInfo,
+  type ObjectStore,
+  type PutOptions,
+  type ReadyReport,
+  type StoredObject,
+} from './object-store.js';
+export { LocalObjectStore } from './local.js';
+export { S3ObjectStore, lifecycleConfig, type S3StoreConfig } from './s3.js';
+export { createObjectStore, defaultRetentionDays, type ObjectStoreConfig } from './create.js';
