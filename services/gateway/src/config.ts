@@ -89,6 +89,8 @@ const schema = z
     ANIMATION_DEADLINE_MS: env.positiveInt(10_000),
     BROWSER_DEADLINE_MS: env.positiveInt(60_000),
     SHUTDOWN_GRACE_MS: env.positiveInt(10_000),
+    STREAM_PING_INTERVAL_MS: env.positiveInt(15_000),
+    STREAM_FIRST_EVENT_WAIT_MS: env.positiveInt(1_000),
     S3_ENDPOINT: z
       .string()
       .refine(isHttpUrl, 'expected an http or https URL without a path (no bucket in it)')
@@ -131,6 +133,7 @@ const schema = z
       browser: { address: e.BROWSER_ADDR, deadlineMs: e.BROWSER_DEADLINE_MS },
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    streams: { pingIntervalMs: e.STREAM_PING_INTERVAL_MS, firstEventWaitMs: e.STREAM_FIRST_EVENT_WAIT_MS },
     objectStore: {
       s3:
         e.S3_ENDPOINT !== undefined

@@ -84,7 +84,7 @@ export function createApp({
   app.use(rateLimit(limiter, config.tiers, metrics));
 
   const bodyLimit = config.http.jsonBodyLimitBytes;
-  app.use(queryRouter(clients.llm, bodyLimit));
+  app.use(queryRouter(clients.llm, bodyLimit, config.streams));
   app.use(modelsRouter([clients.llm, clients.whisper, clients.diffusion, clients.animation]));
   app.use(transcribeRouter(clients.whisper, config.tiers));
   app.use(generateImageRouter(clients.diffusion, bodyLimit));

@@ -20,6 +20,9 @@ export class SseStream {
     res.socket?.setNoDelay(true);
     this.ping = setInterval(() => res.write(': ping\n\n'), pingIntervalMs);
     this.ping.unref();
+    // A client gone before or during the stream must not leave a ping timer behind.
+    res.once('close', () => this.stop());
+    if (res.destroyed) this.stop();
   }
 
   send(data: unknown): void {

@@ -27,7 +27,21 @@ const queryBody = z.object({
 });
 
 /** POST /query (API.md §2): one completion, as JSON or as a Server-Sent Events stream. */
-export function queryRouter(llm: LlmClient, bodyLimitBytes: number): Router {
+export interface StreamTimings {
+  /** `: ping` comment interval on an idle stream, so proxies keep it open. */
+  pingIntervalMs: number;
+  /** How long to wait for the worker's first event before committing to a 200 stream. */
+  firstEventWaitMs: number;
+}
+
+/** Resolves with the first chunk, or with `undefined` once `ms` have passed without one. */
+function firstWithin<T>(next: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  return Promise.race([next, timeout]).finally(() => clearTimeout(timer));
+}
+
+export function queryRouter(llm: LlmClient, bodyLimitBytes: number, timings: StreamTimings): Router {
   const router = Router();
 
   router.post('/query', jsonBody(bodyLimitBytes), async (req, res) => {
@@ -62,16 +76,17 @@ export function queryRouter(llm: LlmClient, bodyLimitBytes: number): Router {
       return;
     }
 
-    // Stream: the first chunk decides between a 200 stream and a plain JSON error, so a request
-    // the worker refuses at once (unknown model, still loading) gets its real status code.
+    // Stream: a request the worker refuses at once (unknown model, still loading) gets a plain
+    // JSON error with its real status. If no event comes within firstEventWaitMs (the request
+    // waits in the worker's queue), the 200 stream starts anyway and pings keep it open.
     const chunks = llm.stream(request, callContext(res, abort.signal))[Symbol.asyncIterator]();
-    let next = await chunks.next();
-    const sse = new SseStream(res);
-    res.on('close', () => sse.stop());
+    const pending = chunks.next();
+    const early = await firstWithin(pending, timings.firstEventWaitMs);
+    const sse = new SseStream(res, timings.pingIntervalMs);
     let index = 0;
     let model = request.model;
     try {
-      for (; !next.done; next = await chunks.next()) {
+      for (let next = early ?? (await pending); !next.done; next = await chunks.next()) {
         const chunk = next.value;
         if (chunk.kind === 'delta' && chunk.delta !== undefined) {
           sse.send({ id, model: chunk.model || model, index: index++, delta: chunk.delta });
