@@ -25,7 +25,21 @@ export class SseStream {
     if (res.destroyed) this.stop();
   }
 
+  private corked = false;
+
+  /**
+   * Events produced in the same tick (several tokens arriving in one read from the worker) leave
+   * in one write; each still goes out before the event loop waits for more, so nothing is held.
+   */
   send(data: unknown): void {
+    if (!this.corked) {
+      this.corked = true;
+      this.res.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.res.uncork();
+      });
+    }
     this.res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
   }
 
