@@ -3,7 +3,7 @@
 // pnpm, and the check that the deployed folder is self-contained.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { repoRoot } from './helm.js';
@@ -133,4 +133,28 @@ export function startBundled(
     if (child.exitCode === null) child.kill('SIGKILL');
   });
   return { child, output: () => output };
+}
+
+/**
+ * What a deployed folder must hold to run as an image: the service's build, the listed workspace
+ * libraries and packages, none of the development-only ones, and no link leaving the folder.
+ */
+export function assertDeployedContents(
+  out: string,
+  expected: { libs: readonly string[]; shipped?: readonly string[]; notShipped: readonly string[] },
+): void {
+  assert.ok(existsSync(join(out, 'dist', 'main.js')));
+  for (const lib of expected.libs) {
+    assert.ok(
+      existsSync(join(out, 'node_modules', '@switchboard', lib, 'dist')),
+      `@switchboard/${lib} is copied in`,
+    );
+  }
+  for (const dep of expected.shipped ?? []) {
+    assert.ok(existsSync(join(out, 'node_modules', dep, 'package.json')), `${dep} is shipped`);
+  }
+  for (const dev of expected.notShipped) {
+    assert.ok(!existsSync(join(out, 'node_modules', dev)), `${dev} is not shipped`);
+  }
+  assert.deepEqual(linksLeavingFolder(out), [], 'no link points outside the deployed folder');
 }
