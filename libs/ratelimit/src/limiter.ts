@@ -30,8 +30,6 @@ export interface RateLimiterOptions {
 export interface RateLimiter {
   /** Counts one request for `subject` against `limitPerMinute` and says whether it may go on. */
   consume(subject: string, limitPerMinute: number): Promise<RateLimitResult>;
-  /** The current state without counting anything; allowed = another request would be admitted. */
-  peek(subject: string, limitPerMinute: number): Promise<RateLimitResult>;
   /** True while answers come from the per-process fallback instead of Redis. */
   readonly degraded: boolean;
   storeHealthy(): boolean;
@@ -106,21 +104,6 @@ class SharedRateLimiter implements RateLimiter {
       if (error instanceof RateLimiterRes) return toResult(error, limitPerMinute, false);
       throw error;
     }
-  }
-
-  async peek(subject: string, limitPerMinute: number): Promise<RateLimitResult> {
-    const pair = this.pair(limitPerMinute);
-    let res: RateLimiterRes | null | undefined;
-    if (this.shouldTryStore()) {
-      try {
-        res = await pair.store.get(subject);
-        this.markHealthy();
-      } catch (error) {
-        this.markFailed(error);
-      }
-    }
-    if (res === undefined) res = await pair.memory.get(subject);
-    return toResult(res, limitPerMinute, (res?.consumedPoints ?? 0) < limitPerMinute);
   }
 
   close(): void {
