@@ -49,6 +49,12 @@ async function waitForHttp(url: string, proc: ManagedProcess, timeoutMs: number)
   }
 }
 
+/** Listeners a worker has besides gRPC and metrics, on free loopback ports. */
+async function ownPorts(name: string): Promise<NodeJS.ProcessEnv> {
+  if (name === 'browser') return { DEVTOOLS_PORT: String(await freePort()), DEVTOOLS_HOST: '127.0.0.1' };
+  return {};
+}
+
 /**
  * The whole local cluster: NATS (JetStream) and Redis unless NATS_URL / REDIS_URL point
  * elsewhere, every built worker as its own process on a free gRPC port, then the gateway. Returns
@@ -108,7 +114,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       root,
       env.MODEL_DIR || join(env.SWITCHBOARD_STATE_DIR || join(root, '.run'), 'models'),
     );
-    const shared: NodeJS.ProcessEnv = { ...env, NATS_URL: natsUrl, REDIS_URL: redisUrl, MODEL_DIR: modelDir };
+    const stateDir = env.SWITCHBOARD_STATE_DIR || join(root, '.run');
+    const shared: NodeJS.ProcessEnv = {
+      ...env,
+      NATS_URL: natsUrl,
+      REDIS_URL: redisUrl,
+      MODEL_DIR: modelDir,
+      // Without S3 the gateway and the workers share one local folder for stored files.
+      OBJECT_STORE_DIR: resolve(root, env.OBJECT_STORE_DIR || join(stateDir, 'objects')),
+    };
 
     const built = workerNames.filter((name) => existsSync(join(root, 'services', name, 'dist', 'main.js')));
     for (const name of built) {
@@ -124,6 +138,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         GRPC_PORT: String(port),
         GRPC_HOST: '127.0.0.1',
         METRICS_PORT: String(await freePort()),
+        ...(await ownPorts(name)),
       });
     }
     await Promise.all(

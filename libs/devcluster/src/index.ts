@@ -8,3 +8,4 @@ export {
   type StartRedisOptions,
 } from './infra.js';
 export { startCluster, workerNames, type Cluster, type ClusterOptions } from './cluster.js';
+export { startDnsServer, type DnsServer } from './dns-server.js';

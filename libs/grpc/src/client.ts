@@ -43,10 +43,14 @@ export function createClient<C extends Client>(
 ): C {
   const interceptors: Interceptor[] = [defaultDeadline(options.deadlineMs)];
   if (options.logger) interceptors.push(logTransportFailures(options.logger, address));
+  // grpc-js retry policies need at least two attempts; one attempt means no retry policy at all.
+  const retries =
+    (options.maxAttempts ?? 3) > 1
+      ? { 'grpc.enable_retries': 1, 'grpc.service_config': retryServiceConfig(options.maxAttempts) }
+      : { 'grpc.enable_retries': 0 };
   return new Ctor(address, credentials.createInsecure(), {
     ...clientKeepalive,
-    'grpc.enable_retries': 1,
-    'grpc.service_config': retryServiceConfig(options.maxAttempts),
+    ...retries,
     // Reconnect quickly after a worker restart; grpc-js's default backoff starts at 1 s.
     'grpc.initial_reconnect_backoff_ms': 200,
     'grpc.max_reconnect_backoff_ms': 5_000,

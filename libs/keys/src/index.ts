@@ -10,4 +10,4 @@ export {
 } from './record.js';
 export { normalizeCidr, GRACE_SECONDS_MAX, type CreateKeyInput, type KeyPatch } from './validate.js';
 export { KeyStore, DEFAULT_BUCKET, type KeyStoreOptions, type IssuedKey } from './store.js';
-export type { Logger } from './watch.js';
+export { watchBucket, type BucketWatch, type Logger } from './watch.js';

@@ -12,3 +12,4 @@ export {
 export { LocalObjectStore } from './local.js';
 export { S3ObjectStore, lifecycleConfig, type S3StoreConfig } from './s3.js';
 export { createObjectStore, defaultRetentionDays, type ObjectStoreConfig } from './create.js';
+export { objectStoreEnvFields, checkObjectStoreEnv, objectStoreConfigFrom } from './env.js';

@@ -6,6 +6,7 @@ import type { ProtoGrpcType as diffusion_ProtoGrpcType } from './diffusion.js';
 import type { ProtoGrpcType as health_ProtoGrpcType } from './health.js';
 import type { ProtoGrpcType as llm_ProtoGrpcType } from './llm.js';
 import type { ProtoGrpcType as models_ProtoGrpcType } from './models.js';
+import type { ProtoGrpcType as registry_ProtoGrpcType } from './registry.js';
 import type { ProtoGrpcType as whisper_ProtoGrpcType } from './whisper.js';
 import type { HealthClient, HealthDefinition, HealthHandlers } from './grpc/health/v1/Health.js';
 import type { AnimationClient, AnimationDefinition, AnimationHandlers } from './switchboard/animation/v1/Animation.js';
@@ -44,7 +45,7 @@ export interface ServiceTypes {
 }
 
 /** The object grpc.loadPackageDefinition returns for all of proto/. */
-export type ProtoGrpcType = animation_ProtoGrpcType & browser_ProtoGrpcType & diffusion_ProtoGrpcType & health_ProtoGrpcType & llm_ProtoGrpcType & models_ProtoGrpcType & whisper_ProtoGrpcType;
+export type ProtoGrpcType = animation_ProtoGrpcType & browser_ProtoGrpcType & diffusion_ProtoGrpcType & health_ProtoGrpcType & llm_ProtoGrpcType & models_ProtoGrpcType & registry_ProtoGrpcType & whisper_ProtoGrpcType;
 
 export type { HealthClient, HealthDefinition, HealthHandlers } from './grpc/health/v1/Health.js';
 export type { HealthCheckRequest, HealthCheckRequest__Output } from './grpc/health/v1/HealthCheckRequest.js';
@@ -71,9 +72,11 @@ export type { ListSessionsResponse, ListSessionsResponse__Output } from './switc
 export type { NavigateRequest, NavigateRequest__Output } from './switchboard/browser/v1/NavigateRequest.js';
 export type { NavigateResponse, NavigateResponse__Output } from './switchboard/browser/v1/NavigateResponse.js';
 export type { Session, Session__Output } from './switchboard/browser/v1/Session.js';
+export type { SessionRecord, SessionRecord__Output } from './switchboard/browser/v1/SessionRecord.js';
 export type { SessionRef, SessionRef__Output } from './switchboard/browser/v1/SessionRef.js';
 export type { SubmitRequest, SubmitRequest__Output } from './switchboard/browser/v1/SubmitRequest.js';
 export type { SubmitResponse, SubmitResponse__Output } from './switchboard/browser/v1/SubmitResponse.js';
+export type { WorkerRecord, WorkerRecord__Output } from './switchboard/browser/v1/WorkerRecord.js';
 export type { ListModelsRequest, ListModelsRequest__Output } from './switchboard/common/v1/ListModelsRequest.js';
 export type { ListModelsResponse, ListModelsResponse__Output } from './switchboard/common/v1/ListModelsResponse.js';
 export type { ModelInfo, ModelInfo__Output } from './switchboard/common/v1/ModelInfo.js';

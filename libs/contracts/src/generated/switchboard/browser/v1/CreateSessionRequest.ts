@@ -6,17 +6,9 @@
 export interface CreateSessionRequest {
   'viewport_width'?: (number);
   'viewport_height'?: (number);
-  /**
-   * The tier's limit on this key's concurrently active sessions.
-   */
-  'max_sessions_per_key'?: (number);
 }
 
 export interface CreateSessionRequest__Output {
   'viewport_width': (number);
   'viewport_height': (number);
-  /**
-   * The tier's limit on this key's concurrently active sessions.
-   */
-  'max_sessions_per_key': (number);
 }

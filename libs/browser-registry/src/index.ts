@@ -1,0 +1,20 @@
+/**
+ * @switchboard/browser-registry — where browser sessions live (DESIGN.md "Browser sessions").
+ *
+ * Browser workers: RegistryAnnouncer.open(nats, { workerId, grpcAddress, devtoolsAddress }), then
+ *                  announce(capacity) every heartbeat and putSession(session) on every change.
+ * Gateways:        BrowserFleet.open(nats, { logger }) keeps a watched view: session(id) to route a
+ *                  call, pickWorker() to place a new session, activeSessionsOf(keyId) for tier limits.
+ * Record shapes are WorkerRecord and SessionRecord in proto/browser/v1/registry.proto.
+ */
+export { RegistryAnnouncer, type Capacity, type WorkerIdentity } from './announcer.js';
+export { BrowserFleet, DEFAULT_STALE_AFTER_MS, type FleetOptions } from './fleet.js';
+export {
+  decodeSession,
+  decodeWorker,
+  SESSION_REFRESH_INTERVAL_MS,
+  SESSIONS_BUCKET,
+  WORKERS_BUCKET,
+  type SessionRecord,
+  type WorkerRecord,
+} from './records.js';

@@ -1,0 +1,24 @@
+import type { NatsConnection } from 'nats';
+
+export interface EventLogger {
+  warn(obj: object, msg: string): void;
+}
+
+/** Publishes `switchboard.events.<area>.<event>` (API.md §8); an event never fails a request. */
+export class EventPublisher {
+  constructor(
+    private readonly nats: NatsConnection,
+    private readonly logger: EventLogger,
+  ) {}
+
+  publish(event: string, body: Record<string, unknown>): void {
+    try {
+      this.nats.publish(
+        `switchboard.events.${event}`,
+        JSON.stringify({ ...body, at: new Date().toISOString() }),
+      );
+    } catch (error) {
+      this.logger.warn({ err: error, event }, 'event not published');
+    }
+  }
+}

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { env } from '@switchboard/config';
+import { defaultRetentionDays, type ObjectStoreConfig } from './create.js';
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/';
+  } catch {
+    return false;
+  }
+}
+
+/** S3 lifecycle retention: key prefix → days (`{"screenshots/": 7}` by default, API.md §6). */
+const retentionDays = z.record(z.string().min(1), z.number().int().min(1).max(36_500));
+
+/**
+ * The object store's variables, the same in every process that reads or writes it (gateway,
+ * browser, diffusion, animation), so one chart block configures them all.
+ */
+export const objectStoreEnvFields = {
+  S3_ENDPOINT: z
+    .string()
+    .refine(isHttpUrl, 'expected an http or https URL without a path (no bucket in it)')
+    .optional(),
+  S3_ACCESS_KEY: z.string().optional(),
+  S3_SECRET_KEY: z.string().optional(),
+  S3_BUCKET: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name')
+    .default('switchboard'),
+  S3_REGION: z.string().default('us-east-1'),
+  S3_RETENTION_DAYS: env.json(retentionDays, JSON.stringify(defaultRetentionDays)),
+  OBJECT_STORE_DIR: z.string().default('./.run/objects'),
+};
+
+type ObjectStoreEnv = z.infer<z.ZodObject<typeof objectStoreEnvFields>>;
+
+/** For a schema's superRefine: credentials are required once an endpoint is set. */
+export function checkObjectStoreEnv(e: ObjectStoreEnv, ctx: z.RefinementCtx): void {
+  if (e.S3_ENDPOINT === undefined) return;
+  for (const name of ['S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const) {
+    if (e[name] === undefined)
+      ctx.addIssue({ code: 'custom', path: [name], message: 'required when S3_ENDPOINT is set' });
+  }
+}
+
+export function objectStoreConfigFrom(e: ObjectStoreEnv): ObjectStoreConfig {
+  return {
+    s3:
+      e.S3_ENDPOINT !== undefined
+        ? {
+            endpoint: e.S3_ENDPOINT,
+            accessKey: e.S3_ACCESS_KEY ?? '',
+            secretKey: e.S3_SECRET_KEY ?? '',
+            bucket: e.S3_BUCKET,
+            region: e.S3_REGION,
+          }
+        : undefined,
+    directory: e.OBJECT_STORE_DIR,
+    retentionDays: e.S3_RETENTION_DAYS,
+  };
+}
