@@ -1,0 +1,50 @@
+/**
+ * Flags for a headless Chromium on a closed network (DESIGN.md "Browser sessions"): no
+ * background networking, component updates, sync or first-run, whose connection attempts would
+ * otherwise be refused at every start; all traffic through the worker's address guard proxy,
+ * loopback included (`<-loopback>` undoes Chromium's implicit bypass of local addresses).
+ */
+export function chromiumFlags(options: { profileDir: string; proxyPort: number }): string[] {
+  return [
+    '--headless',
+    // Containers run without the user namespaces Chromium's sandbox needs; each session is its
+    // own browser process, and pods are the isolation boundary.
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--disable-quic',
+    '--no-first-run',
+    '--no-default-browser-check',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--disable-default-apps',
+    '--disable-extensions',
+    '--disable-breakpad',
+    '--disable-domain-reliability',
+    '--disable-client-side-phishing-detection',
+    '--disable-component-extensions-with-background-pages',
+    '--disable-field-trial-config',
+    '--disable-search-engine-choice-screen',
+    '--no-pings',
+    // Features that phone home at start-up (sign-in, translation, hints, media routing).
+    '--disable-features=Translate,OptimizationHints,MediaRouter,DialMediaRouteProvider,' +
+      'AutofillServerCommunication,CertificateTransparencyComponentUpdater,PrivacySandboxSettings4,' +
+      'InterestFeedContentSuggestions,ChromeWhatsNewUI,AccountConsistency',
+    '--metrics-recording-only',
+    '--mute-audio',
+    '--hide-scrollbars',
+    '--password-store=basic',
+    '--use-mock-keychain',
+    `--user-data-dir=${options.profileDir}`,
+    `--proxy-server=http://127.0.0.1:${options.proxyPort}`,
+    '--proxy-bypass-list=<-loopback>',
+    // The DevTools socket the relay and Playwright connect to: loopback only, a free port.
+    '--remote-debugging-address=127.0.0.1',
+    '--remote-debugging-port=0',
+    // And a pipe on fds 3/4 that nobody speaks on: Chromium exits when it closes, so a worker
+    // that dies (even by SIGKILL) takes its browsers with it.
+    '--remote-debugging-pipe',
+    'about:blank',
+  ];
+}

@@ -1,0 +1,124 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
+import type { Logger } from '@switchboard/telemetry';
+import type { AllowedHosts } from '../guard/allowed-hosts.js';
+import { type ForwardProxy, startForwardProxy } from '../guard/forward-proxy.js';
+import type { HostResolver } from '../guard/host-resolver.js';
+import { guardRequest } from '../guard/request-guard.js';
+import { launchChromium, type ChromiumProcess } from './chromium-process.js';
+import { chromiumFlags } from './launch-flags.js';
+
+export interface LaunchSpec {
+  chromiumPath: string;
+  profileRoot: string;
+  allowed: AllowedHosts;
+  resolver: HostResolver;
+  logger: Logger;
+}
+
+export interface BlockedRequest {
+  host: string;
+  port: number;
+  reason: string;
+}
+
+/** Profile directories are named after the worker's pid, so a successor can sweep up after a crash. */
+export const PROFILE_PREFIX = 'sb-browser-';
+
+/**
+ * One Chromium process with everything a session needs already in place: its own empty profile,
+ * its own address-guard proxy, a Playwright connection over CDP and a blank page. Launching and
+ * connecting take most of a second, which is why the pool does it before anyone asks.
+ */
+export class PooledBrowser {
+  /** Told about every request the guard refused, while a session holds this browser. */
+  onBlocked: ((request: BlockedRequest) => void) | undefined;
+  private disposing: Promise<void> | undefined;
+
+  private constructor(
+    readonly chromium: ChromiumProcess,
+    private readonly proxy: ForwardProxy,
+    private readonly browser: Browser,
+    readonly context: BrowserContext,
+    readonly page: Page,
+    /** A raw CDP session on the page, for the calls Playwright wraps in extra round trips. */
+    readonly cdp: CDPSession,
+    private readonly profileDir: string,
+  ) {}
+
+  get cdpUrl(): string {
+    return this.chromium.cdpUrl;
+  }
+
+  get exited(): Promise<void> {
+    return this.chromium.exited;
+  }
+
+  get isAlive(): boolean {
+    return !this.chromium.hasExited && this.disposing === undefined;
+  }
+
+  static async launch(spec: LaunchSpec): Promise<PooledBrowser> {
+    const profileDir = await mkdtemp(join(spec.profileRoot, `${PROFILE_PREFIX}${process.pid}-`));
+    let proxy: ForwardProxy | undefined;
+    let process_: ChromiumProcess | undefined;
+    try {
+      // The proxy starts first (Chromium's flags name its port); it reports to the browser once built.
+      const owner: { browser?: PooledBrowser } = {};
+      proxy = await startForwardProxy({
+        allowed: spec.allowed,
+        resolver: spec.resolver,
+        logger: spec.logger,
+        onBlocked: (info) => owner.browser?.onBlocked?.(info),
+      });
+      process_ = await launchChromium(
+        spec.chromiumPath,
+        chromiumFlags({ profileDir, proxyPort: proxy.port }),
+      );
+      const browser = await chromium.connectOverCDP(process_.cdpUrl);
+      const context = browser.contexts()[0] ?? (await browser.newContext());
+      // Second layer behind the proxy: refuse forbidden schemes and literal addresses early,
+      // and keep pages from installing service workers (whose traffic bypasses interception).
+      await context.addInitScript(blockServiceWorkers);
+      await context.route('**/*', (route) => guardRequest(route, spec.allowed));
+      const page = context.pages()[0] ?? (await context.newPage());
+      const cdp = await context.newCDPSession(page);
+      owner.browser = new PooledBrowser(process_, proxy, browser, context, page, cdp, profileDir);
+      return owner.browser;
+    } catch (error) {
+      await process_?.stop(0);
+      await proxy?.close();
+      await removeProfile(profileDir);
+      throw error;
+    }
+  }
+
+  /** Kills the browser, closes its proxy and deletes its profile; safe to call more than once. */
+  dispose(): Promise<void> {
+    this.disposing ??= (async () => {
+      this.onBlocked = undefined;
+      await this.chromium.stop();
+      // The CDP connection is already broken; this only releases Playwright's side of it.
+      await this.browser.close().catch(() => undefined);
+      await this.proxy.close();
+      await removeProfile(this.profileDir);
+    })();
+    return this.disposing;
+  }
+}
+
+/** Runs in every page before its scripts: service worker registration never succeeds. */
+function blockServiceWorkers(): void {
+  const container = (globalThis as { navigator?: { serviceWorker?: { register: unknown } } }).navigator
+    ?.serviceWorker;
+  if (container) {
+    container.register = () =>
+      Promise.reject(new DOMException('Service workers are disabled', 'SecurityError'));
+  }
+}
+
+async function removeProfile(dir: string): Promise<void> {
+  // Chromium may still be flushing files as it exits; rm retries on EBUSY/ENOTEMPTY.
+  await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+}

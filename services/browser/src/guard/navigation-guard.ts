@@ -1,0 +1,29 @@
+import { SwitchboardError } from '@switchboard/errors';
+import type { AllowedHosts } from './allowed-hosts.js';
+import { HostUnresolvedError, type HostResolver } from './host-resolver.js';
+import { checkNavigationUrl, resolveAllowed } from './url-policy.js';
+
+/**
+ * The check before a top-level navigation: scheme, literal address, and what the name resolves
+ * to now, so the caller gets `400 url_not_allowed` (or `502` for a name that does not exist)
+ * without Chromium starting a request. The proxy checks again at connect time, and on every
+ * redirect and sub-request, so a name that changes its answer afterwards gains nothing.
+ */
+export function navigationGuard(
+  allowed: AllowedHosts,
+  resolver: HostResolver,
+): (raw: string) => Promise<void> {
+  return async (raw) => {
+    const url = checkNavigationUrl(raw, allowed);
+    const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+    try {
+      await resolveAllowed(url.hostname, port, { allowed, resolver });
+    } catch (error) {
+      if (!(error instanceof HostUnresolvedError)) throw error;
+      throw new SwitchboardError('navigation_failed', {
+        message: 'The host name could not be resolved.',
+        cause: error,
+      });
+    }
+  };
+}

@@ -1,0 +1,96 @@
+import { SwitchboardError } from '@switchboard/errors';
+import type { AllowedHosts } from './allowed-hosts.js';
+import { blockedRange } from './blocked-addresses.js';
+import { ipFamily, isLocalhostName, normalizeHost } from './host-names.js';
+import { HostUnresolvedError, type HostResolver, type ResolvedAddress } from './host-resolver.js';
+
+/** `url_not_allowed`, with the rule that refused it (`scheme`, `credentials`, or a range name). */
+export class UrlNotAllowedError extends SwitchboardError {
+  constructor(
+    readonly reason: string,
+    message: string,
+  ) {
+    super('url_not_allowed', { param: 'url', message });
+  }
+}
+
+const webSchemes = new Set(['http:', 'https:']);
+
+/**
+ * The check before a navigation: a web URL, no credentials, and no blocked address literal.
+ * Host names are only judged here when they are loopback by definition (`localhost`); what a
+ * name resolves to is judged by the forward proxy at connect time, on every request.
+ */
+export function checkNavigationUrl(raw: string, allowed: AllowedHosts): URL {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new SwitchboardError('invalid_request', { param: 'url', message: 'url is not a valid URL.' });
+  }
+  if (!webSchemes.has(url.protocol)) {
+    throw new UrlNotAllowedError('scheme', 'Only http and https URLs may be opened.');
+  }
+  // Chromium would send them as Authorization to whatever the host turns out to be.
+  if (url.username !== '' || url.password !== '') {
+    throw new UrlNotAllowedError('credentials', 'URLs with a user name or password may not be opened.');
+  }
+  const host = normalizeHost(url.hostname);
+  if (host === null) throw new UrlNotAllowedError('invalid', 'The URL has no usable host.');
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  if (allowed.allows(host, port)) return url;
+  const range = ipFamily(host) !== 0 ? blockedRange(host) : isLocalhostName(host) ? 'loopback' : null;
+  if (range !== null) throw blocked(range);
+  return url;
+}
+
+export interface ResolveDeps {
+  allowed: AllowedHosts;
+  resolver: HostResolver;
+}
+
+/**
+ * Resolves `hostname` once and checks every address it stands for: one blocked answer refuses the
+ * whole name, since the caller cannot tell which answer a later connection would use. The address
+ * returned is the one to connect to — never the name again, so DNS cannot change between check
+ * and connect. An exempt host:port is resolved but not checked.
+ *
+ * @throws UrlNotAllowedError for a blocked address; HostUnresolvedError when the name does not resolve.
+ */
+export async function resolveAllowed(
+  hostname: string,
+  port: number,
+  { allowed, resolver }: ResolveDeps,
+): Promise<ResolvedAddress> {
+  const host = normalizeHost(hostname);
+  if (host === null) throw new HostUnresolvedError(hostname);
+  const exempt = allowed.allows(host, port);
+  const family = ipFamily(host);
+  if (family !== 0) {
+    const range = exempt ? null : blockedRange(host);
+    if (range !== null) throw blocked(range);
+    return { address: host, family };
+  }
+  if (!exempt && isLocalhostName(host)) throw blocked('loopback');
+
+  let answers: ResolvedAddress[];
+  try {
+    answers = await resolver.resolve(host);
+  } catch (error) {
+    throw error instanceof HostUnresolvedError ? error : new HostUnresolvedError(host, { cause: error });
+  }
+  const first = answers[0];
+  if (first === undefined) throw new HostUnresolvedError(host);
+  if (!exempt) {
+    for (const { address } of answers) {
+      const range = blockedRange(address);
+      if (range !== null) throw blocked(range);
+    }
+  }
+  return first;
+}
+
+function blocked(range: string): UrlNotAllowedError {
+  // The range, not the address: a resolved internal address is not the caller's business.
+  return new UrlNotAllowedError(range, `The URL's host is in a blocked address range (${range}).`);
+}

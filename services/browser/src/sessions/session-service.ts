@@ -1,0 +1,316 @@
+import { randomUUID } from 'node:crypto';
+import type {
+  CaptureResponse,
+  CapacityResponse,
+  CreateSessionRequest__Output,
+  InputRequest__Output,
+  InputResponse,
+  NavigateRequest__Output,
+  NavigateResponse,
+  Session__Output,
+  SubmitRequest__Output,
+  SubmitResponse,
+} from '@switchboard/contracts';
+import type { RegistryAnnouncer } from '@switchboard/browser-registry';
+import { SwitchboardError } from '@switchboard/errors';
+import type { EventPublisher } from '@switchboard/events';
+import { OWNER_KEY_ID_METADATA, type ObjectStore } from '@switchboard/objectstore';
+import type { Logger } from '@switchboard/telemetry';
+import type { BrowserPool } from '../chromium/browser-pool.js';
+import type { PooledBrowser } from '../chromium/pooled-browser.js';
+import type { BrowserMetrics } from '../metrics.js';
+import { fill, navigate, screenshot, submit } from './page-actions.js';
+import { BrowserSession } from './session.js';
+import { parseViewport } from './viewport.js';
+
+export interface SessionServiceOptions {
+  workerId: string;
+  pool: BrowserPool;
+  maxSessions: number;
+  idleTimeoutMs: number;
+  navigationTimeoutMs: number;
+  /** Throws url_not_allowed (or navigation_failed for a name that does not resolve). */
+  checkUrl: (url: string) => Promise<void>;
+  objects: ObjectStore;
+  registry: RegistryAnnouncer;
+  events: EventPublisher;
+  metrics: BrowserMetrics;
+  logger: Logger;
+  /** Called when active sessions or warm browsers change (the worker's heartbeat). */
+  onCapacityChange: () => void;
+}
+
+/** Ended sessions still answer `details` for an hour (API.md §6). */
+const ENDED_RETENTION_MS = 60 * 60 * 1000;
+const NO_CAPACITY_RETRY_AFTER_S = 5;
+
+/** Every session this worker owns, their lifecycle and the calls of API.md §6. */
+export class SessionService {
+  private readonly sessions = new Map<string, BrowserSession>();
+  private creating = 0;
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(private readonly o: SessionServiceOptions) {}
+
+  /** Sessions holding a browser, plus creates under way (each will hold one). */
+  get activeCount(): number {
+    let active = this.creating;
+    for (const session of this.sessions.values()) if (session.status === 'active') active++;
+    return active;
+  }
+
+  capacity(): CapacityResponse {
+    return {
+      max_sessions: this.o.maxSessions,
+      active_sessions: this.activeCount,
+      warm_browsers: this.o.pool.warmCount,
+    };
+  }
+
+  async create(request: CreateSessionRequest__Output, keyId: string): Promise<Session__Output> {
+    const viewport = parseViewport(request);
+    if (!keyId) throw new SwitchboardError('unauthorized');
+    if (this.activeCount >= this.o.maxSessions) {
+      throw new SwitchboardError('no_capacity', { retryAfterSeconds: NO_CAPACITY_RETRY_AFTER_S });
+    }
+    const stop = this.timer('create');
+    this.creating++;
+    let counted = true; // in `creating` until the session itself is in the map
+    let browser: PooledBrowser | undefined;
+    let session: BrowserSession | undefined;
+    try {
+      browser = await this.o.pool.take();
+      await browser.page.setViewportSize(viewport);
+      session = new BrowserSession(randomUUID(), keyId, new Date(), browser);
+      const created = session;
+      const owned = browser;
+      owned.onBlocked = () => {
+        created.noteBlocked();
+        this.o.metrics.blockedRequests.inc();
+      };
+      void owned.exited.then(() => this.onBrowserExit(created, owned));
+      this.sessions.set(session.id, session);
+      this.creating--;
+      counted = false;
+      // Awaited: the gateway routes the next call by this record, possibly from another replica.
+      await this.o.registry.putSession(session.view());
+      this.o.events.publish('browser.session.created', {
+        session_id: session.id,
+        key_id: keyId,
+        worker_id: this.o.workerId,
+      });
+      stop('ok');
+      return session.view();
+    } catch (error) {
+      stop('error');
+      // A session nobody can reach (its record was not written) must not hold a browser.
+      if (session) {
+        session.end('closed');
+        this.sessions.delete(session.id);
+      }
+      if (browser) void browser.dispose();
+      if (error instanceof SwitchboardError) throw error;
+      this.o.logger.error({ err: error }, 'session create failed');
+      throw new SwitchboardError('unavailable', { message: 'No browser could be started.', cause: error });
+    } finally {
+      if (counted) this.creating--;
+      this.o.onCapacityChange();
+    }
+  }
+
+  async navigate(request: NavigateRequest__Output, keyId: string): Promise<NavigateResponse> {
+    const session = this.owned(request.session_id, keyId);
+    const url = request.url.trim();
+    if (!url) throw new SwitchboardError('invalid_request', { param: 'url', message: 'url is required.' });
+    return this.timed('navigate', () =>
+      session.run(async (browser) => {
+        await this.o.checkUrl(url);
+        const before = session.history.length;
+        try {
+          const load = await navigate(browser.page, url, session, this.o.navigationTimeoutMs);
+          return { session_id: session.id, url: load.url, title: load.title, http_status: load.httpStatus };
+        } catch (error) {
+          // A refused or failed page is not part of the session's history.
+          session.history.length = Math.min(session.history.length, before);
+          throw error;
+        } finally {
+          this.o.registry.publishSession(session.view());
+        }
+      }),
+    );
+  }
+
+  async input(request: InputRequest__Output, keyId: string): Promise<InputResponse> {
+    const session = this.owned(request.session_id, keyId);
+    const selector = requireSelector(request.selector);
+    return this.timed('input', () =>
+      session.run(async (browser) => {
+        await fill(browser.page, selector, request.text);
+        return { session_id: session.id, selector };
+      }),
+    );
+  }
+
+  async submit(request: SubmitRequest__Output, keyId: string): Promise<SubmitResponse> {
+    const session = this.owned(request.session_id, keyId);
+    const selector = requireSelector(request.selector);
+    return this.timed('submit', () =>
+      session.run(async (browser) => {
+        try {
+          const url = await submit(browser.page, selector, session, this.o.navigationTimeoutMs);
+          return { session_id: session.id, url };
+        } finally {
+          this.o.registry.publishSession(session.view());
+        }
+      }),
+    );
+  }
+
+  async capture(sessionId: string, keyId: string): Promise<CaptureResponse> {
+    const session = this.owned(sessionId, keyId);
+    return this.timed('capture', () =>
+      session.run(async (browser) => {
+        const png = await screenshot(browser.cdp);
+        const name = session.nextCaptureName();
+        try {
+          await this.o.objects.put(`screenshots/${session.id}/${name}`, png, {
+            contentType: 'image/png',
+            size: png.length,
+            metadata: { [OWNER_KEY_ID_METADATA]: session.ownerKeyId },
+          });
+        } catch (error) {
+          throw new SwitchboardError('unavailable', {
+            message: 'The screenshot could not be stored.',
+            cause: error,
+          });
+        }
+        session.screenshots.push(name);
+        this.o.registry.publishSession(session.view());
+        this.o.events.publish('browser.screenshot.captured', {
+          session_id: session.id,
+          key_id: session.ownerKeyId,
+          screenshot: `${session.id}/${name}`,
+        });
+        return { screenshot: `${session.id}/${name}` };
+      }),
+    );
+  }
+
+  details(sessionId: string, keyId: string): Session__Output {
+    const session = this.owned(sessionId, keyId);
+    if (session.status === 'active') session.touch();
+    return session.view();
+  }
+
+  /** Closing an ended session answers its state again (idempotent, API.md §6). */
+  async close(sessionId: string, keyId: string): Promise<Session__Output> {
+    const session = this.owned(sessionId, keyId);
+    // The answer waits for the registry (other gateway replicas count this key's sessions from
+    // it), not for Chromium to exit: end() has already taken the browser away.
+    if (session.status === 'active') await this.end(session, 'closed', 'closed').recorded;
+    return session.view();
+  }
+
+  list(): Session__Output[] {
+    return [...this.sessions.values()].map((s) => s.view());
+  }
+
+  /** For the DevTools relay: the session's browser endpoint, after the same ownership check. */
+  devtoolsTarget(sessionId: string, keyId: string): { session: BrowserSession; cdpUrl: string } {
+    const session = this.owned(sessionId, keyId);
+    session.assertActive();
+    session.touch();
+    return { session, cdpUrl: session.browser!.cdpUrl };
+  }
+
+  /** Checks idle sessions and retention once a second; the 5-second kill promise needs no finer. */
+  startSweeper(intervalMs = 1_000): void {
+    this.sweeper = setInterval(() => this.sweep(), intervalMs);
+    this.sweeper.unref();
+  }
+
+  /** Refreshes the registry records of active sessions so they outlive the bucket's max age. */
+  refreshRecords(): void {
+    for (const session of this.sessions.values()) {
+      if (session.status === 'active') this.o.registry.publishSession(session.view());
+    }
+  }
+
+  async shutdown(): Promise<void> {
+    clearInterval(this.sweeper);
+    const active = [...this.sessions.values()].filter((s) => s.status === 'active');
+    await Promise.all(active.map((s) => this.end(s, 'expired', 'shutdown').disposed));
+  }
+
+  private sweep(now = Date.now()): void {
+    for (const [id, session] of this.sessions) {
+      if (session.status === 'active') {
+        if (!session.isBusy && now - session.lastActivity >= this.o.idleTimeoutMs) {
+          void this.end(session, 'expired', 'expired').disposed;
+        }
+      } else if (now - (session.endedAt ?? now) >= ENDED_RETENTION_MS) {
+        this.sessions.delete(id);
+      }
+    }
+  }
+
+  /** A browser that exits by itself (crash, or a DevTools client's Browser.close) ends its session. */
+  private onBrowserExit(session: BrowserSession, browser: PooledBrowser): void {
+    if (session.browser !== browser || session.status !== 'active') return;
+    this.o.logger.info({ session_id: session.id }, 'browser exited; closing its session');
+    void this.end(session, 'closed', 'crashed').disposed;
+  }
+
+  /** Ends the session now; `recorded` settles once the registry has it, `disposed` once Chromium is gone. */
+  private end(
+    session: BrowserSession,
+    status: 'closed' | 'expired',
+    reason: string,
+  ): { recorded: Promise<void>; disposed: Promise<void> } {
+    const browser = session.end(status);
+    this.o.metrics.sessionsEnded.inc({ reason });
+    this.o.events.publish(`browser.session.${status}`, {
+      session_id: session.id,
+      key_id: session.ownerKeyId,
+      worker_id: this.o.workerId,
+    });
+    const recorded = this.o.registry
+      .putSession(session.view())
+      .catch((error: unknown) =>
+        this.o.logger.warn({ err: error, session_id: session.id }, 'session record not written'),
+      );
+    this.o.onCapacityChange();
+    const disposed = (browser?.dispose() ?? Promise.resolve()).then(() => this.o.pool.fill());
+    return { recorded, disposed };
+  }
+
+  private owned(sessionId: string, keyId: string): BrowserSession {
+    const session = this.sessions.get(sessionId);
+    // Someone else's session is indistinguishable from a missing one (API.md §6).
+    if (!session || session.ownerKeyId !== keyId) throw new SwitchboardError('session_not_found');
+    return session;
+  }
+
+  private timer(action: string) {
+    const end = this.o.metrics.actionSeconds.startTimer({ action });
+    return (outcome: 'ok' | 'error') => end({ outcome });
+  }
+
+  private async timed<T>(action: string, run: () => Promise<T>): Promise<T> {
+    const stop = this.timer(action);
+    try {
+      const result = await run();
+      stop('ok');
+      return result;
+    } catch (error) {
+      stop('error');
+      throw error;
+    }
+  }
+}
+
+function requireSelector(selector: string): string {
+  if (!selector)
+    throw new SwitchboardError('invalid_request', { param: 'selector', message: 'selector is required.' });
+  return selector;
+}

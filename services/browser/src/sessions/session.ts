@@ -1,0 +1,111 @@
+import type { Session__Output } from '@switchboard/contracts';
+import { SwitchboardError } from '@switchboard/errors';
+import type { PooledBrowser } from '../chromium/pooled-browser.js';
+import type { GuardWatch } from './page-actions.js';
+
+export type SessionStatus = 'active' | 'closed' | 'expired';
+
+/**
+ * One browser session: its Chromium while active, and what `details` reports for the hour after.
+ * Actions on one session run one at a time (a navigate and a capture racing on one page would
+ * make both answers meaningless), and the idle clock never runs out under a running action.
+ */
+export class BrowserSession implements GuardWatch {
+  status: SessionStatus = 'active';
+  readonly history: string[] = [];
+  readonly screenshots: string[] = [];
+  lastActivity = Date.now();
+  endedAt: number | undefined;
+  private running = 0;
+  private queue: Promise<unknown> = Promise.resolve();
+  private lastCaptureMs = 0;
+  private blockedCount = 0;
+
+  constructor(
+    readonly id: string,
+    readonly ownerKeyId: string,
+    readonly createdAt: Date,
+    public browser: PooledBrowser | undefined,
+  ) {
+    if (browser) this.watch(browser);
+  }
+
+  get isBusy(): boolean {
+    return this.running > 0;
+  }
+
+  touch(): void {
+    this.lastActivity = Date.now();
+  }
+
+  /** Runs `action` after the session's earlier actions; 410 once the session has ended. */
+  run<T>(action: (browser: PooledBrowser) => Promise<T>): Promise<T> {
+    this.assertActive();
+    this.running++;
+    this.touch();
+    const result = this.queue.then(() => {
+      this.assertActive(); // it may have ended while this call waited its turn
+      return action(this.browser!);
+    });
+    this.queue = result.catch(() => undefined);
+    return result.finally(() => {
+      this.running--;
+      this.touch();
+    });
+  }
+
+  assertActive(): void {
+    if (this.status === 'closed') throw new SwitchboardError('session_closed');
+    if (this.status === 'expired') throw new SwitchboardError('session_expired');
+  }
+
+  /** Capture names use unix ms; two captures in one millisecond still get distinct names. */
+  nextCaptureName(): string {
+    this.lastCaptureMs = Math.max(Date.now(), this.lastCaptureMs + 1);
+    return `capture-${this.lastCaptureMs}.png`;
+  }
+
+  mark(): number {
+    return this.blockedCount;
+  }
+
+  blockedSince(mark: number): boolean {
+    return this.blockedCount > mark;
+  }
+
+  noteBlocked(): void {
+    this.blockedCount++;
+  }
+
+  /** Marks the session ended; the caller disposes of the browser it returns. */
+  end(status: 'closed' | 'expired'): PooledBrowser | undefined {
+    const browser = this.browser;
+    this.status = status;
+    this.endedAt = Date.now();
+    this.browser = undefined;
+    return browser;
+  }
+
+  view(): Session__Output {
+    return {
+      session_id: this.id,
+      status: this.status,
+      created_at: this.createdAt.toISOString(),
+      current_url: this.history.at(-1) ?? '',
+      history: [...this.history],
+      screenshots: [...this.screenshots],
+      owner_key_id: this.ownerKeyId,
+    };
+  }
+
+  /** history = every http(s) URL the main frame commits to, in order (API.md §6). */
+  private watch(browser: PooledBrowser): void {
+    browser.page.on('framenavigated', (frame) => {
+      if (frame !== browser.page.mainFrame() || this.browser !== browser) return;
+      const url = frame.url();
+      if (url.startsWith('http:') || url.startsWith('https:')) {
+        this.history.push(url);
+      }
+    });
+  }
+}

@@ -1,0 +1,27 @@
+import { SwitchboardError } from '@switchboard/errors';
+
+const DEFAULT = { width: 1280, height: 720 };
+const MIN = 100;
+const MAX = 3840;
+
+function side(value: number, fallback: number, param: string): number {
+  if (value === 0) return fallback; // proto3: 0 means the field was not sent
+  if (!Number.isInteger(value) || value < MIN || value > MAX) {
+    throw new SwitchboardError('invalid_request', {
+      param,
+      message: `${param} must be an integer from ${MIN} to ${MAX}.`,
+    });
+  }
+  return value;
+}
+
+/** The viewport of a create request (API.md §6), checked again here: the worker trusts no caller. */
+export function parseViewport(request: { viewport_width?: number; viewport_height?: number }): {
+  width: number;
+  height: number;
+} {
+  return {
+    width: side(request.viewport_width ?? 0, DEFAULT.width, 'viewport_width'),
+    height: side(request.viewport_height ?? 0, DEFAULT.height, 'viewport_height'),
+  };
+}
