@@ -1,5 +1,5 @@
 import { env, loadConfig } from '@switchboard/config';
-import { defaultRetentionDays } from '@switchboard/objectstore';
+import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import { z } from 'zod';
 
 export const tierNames = ['basic', 'professional', 'enterprise'] as const;
@@ -15,17 +15,6 @@ export type TierPolicy = z.infer<typeof tierPolicy>;
 
 const MB = 1_000_000;
 
-/** S3 lifecycle retention: key prefix → days (`{"screenshots/": 7}` by default, API.md §6). */
-function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/';
-  } catch {
-    return false;
-  }
-}
-
-const retentionDays = z.record(z.string().min(1), z.number().int().min(1).max(36_500));
 /** API.md §1 defaults; TIER_POLICIES (JSON) overrides any field of any tier. */
 const defaultTierPolicies: Record<TierName, TierPolicy> = {
   basic: { requests_per_minute: 60, browser_sessions: 2, upload_limit_bytes: 25 * MB, animation_jobs: 0 },
@@ -91,27 +80,9 @@ const schema = z
     SHUTDOWN_GRACE_MS: env.positiveInt(10_000),
     STREAM_PING_INTERVAL_MS: env.positiveInt(15_000),
     STREAM_FIRST_EVENT_WAIT_MS: env.positiveInt(1_000),
-    S3_ENDPOINT: z
-      .string()
-      .refine(isHttpUrl, 'expected an http or https URL without a path (no bucket in it)')
-      .optional(),
-    S3_ACCESS_KEY: z.string().optional(),
-    S3_SECRET_KEY: z.string().optional(),
-    S3_BUCKET: z
-      .string()
-      .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name')
-      .default('switchboard'),
-    S3_REGION: z.string().default('us-east-1'),
-    S3_RETENTION_DAYS: env.json(retentionDays, JSON.stringify(defaultRetentionDays)),
-    OBJECT_STORE_DIR: z.string().default('./.run/objects'),
+    ...objectStoreEnvFields,
   })
-  .superRefine((e, ctx) => {
-    if (e.S3_ENDPOINT === undefined) return;
-    for (const name of ['S3_ACCESS_KEY', 'S3_SECRET_KEY'] as const) {
-      if (e[name] === undefined)
-        ctx.addIssue({ code: 'custom', path: [name], message: 'required when S3_ENDPOINT is set' });
-    }
-  })
+  .superRefine(checkObjectStoreEnv)
   .transform((e) => ({
     http: { port: e.GATEWAY_PORT, host: e.GATEWAY_HOST, jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES },
     metricsPort: e.METRICS_PORT,
@@ -134,20 +105,7 @@ const schema = z
     },
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     streams: { pingIntervalMs: e.STREAM_PING_INTERVAL_MS, firstEventWaitMs: e.STREAM_FIRST_EVENT_WAIT_MS },
-    objectStore: {
-      s3:
-        e.S3_ENDPOINT !== undefined
-          ? {
-              endpoint: e.S3_ENDPOINT,
-              accessKey: e.S3_ACCESS_KEY ?? '',
-              secretKey: e.S3_SECRET_KEY ?? '',
-              bucket: e.S3_BUCKET,
-              region: e.S3_REGION,
-            }
-          : undefined,
-      directory: e.OBJECT_STORE_DIR,
-      retentionDays: e.S3_RETENTION_DAYS,
-    },
+    objectStore: objectStoreConfigFrom(e),
   }));
 
 export type GatewayConfig = ReturnType<typeof loadGatewayConfig>;

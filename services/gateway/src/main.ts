@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'nats';
+import { BrowserFleet } from '@switchboard/browser-registry';
 import { ConfigError } from '@switchboard/config';
 import { KeyStore } from '@switchboard/keys';
 import { createObjectStore } from '@switchboard/objectstore';
@@ -8,8 +9,9 @@ import { createRateLimiter, createRedisClient } from '@switchboard/ratelimit';
 import { createLogger, createRegistry, startMetricsServer } from '@switchboard/telemetry';
 import { createWorkerClients } from './clients/index.js';
 import { loadGatewayConfig } from './config.js';
-import { EventPublisher } from './ops/events.js';
+import { EventPublisher } from '@switchboard/events';
 import { createGatewayMetrics } from './ops/metrics.js';
+import { routeUpgrades } from './http/upgrades.js';
 import { createApp } from './server.js';
 
 async function main(): Promise<void> {
@@ -28,7 +30,8 @@ async function main(): Promise<void> {
   await keys.ready;
   const redis = createRedisClient(config.redisUrl);
   const limiter = createRateLimiter({ redis, keyPrefix: config.rateLimitPrefix, logger });
-  const clients = createWorkerClients(config.workers, logger);
+  const fleet = await BrowserFleet.open(nats, { logger });
+  const clients = createWorkerClients(config.workers, logger, fleet);
   const events = new EventPublisher(nats, logger);
   const objects = createObjectStore(config.objectStore);
   // The workers write and own the bucket too; the gateway only reads, so a store that is down
@@ -54,13 +57,14 @@ async function main(): Promise<void> {
     metrics,
     objects,
     readiness: {
-      keyStoreReady: () => !nats.isClosed() && keys.isReady,
+      keyStoreReady: () => !nats.isClosed() && keys.isReady && fleet.isWatching,
       rateLimitStoreReady: () => limiter.storeHealthy(),
     },
   });
 
   const server = app.listen(config.http.port, config.http.host);
   await once(server, 'listening');
+  routeUpgrades(server, app);
   // Streams may legitimately stay open for minutes; idle keep-alive sockets may not.
   server.requestTimeout = 0;
   server.keepAliveTimeout = 65_000;
@@ -81,6 +85,7 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearInterval(degradedTimer);
     clients.close();
+    fleet.close();
     await keys.close();
     await nats.drain().catch(() => undefined);
     redis.disconnect();

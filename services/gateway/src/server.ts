@@ -14,12 +14,13 @@ import type { GatewayConfig } from './config.js';
 import { CidrSet } from './http/client-ip.js';
 import { errorHandler, notFound } from './http/errors.js';
 import { requestId } from './http/request-id.js';
-import type { EventPublisher } from './ops/events.js';
+import type { EventPublisher } from '@switchboard/events';
 import { healthRouter, type ReadinessProbe } from './ops/health-routes.js';
 import { type GatewayMetrics, observeRequests } from './ops/metrics.js';
 import { publicDocsRouter } from './ops/public-docs.js';
 import { animateRouter } from './routes/animate.js';
 import { browserRouter } from './routes/browser.js';
+import { browserDevtoolsRouter } from './routes/browser-devtools.js';
 import { generateImageRouter } from './routes/generate-image.js';
 import { modelsRouter } from './routes/models.js';
 import { queryRouter } from './routes/query.js';
@@ -90,6 +91,7 @@ export function createApp({
   app.use(generateImageRouter(clients.diffusion, bodyLimit));
   app.use(animateRouter(clients.animation, config.tiers));
   app.use(browserRouter(clients.browser, config.tiers, bodyLimit));
+  app.use(browserDevtoolsRouter(clients.browser, logger));
   app.use(storedFilesRouter(objects));
 
   app.use(notFound);

@@ -4,7 +4,7 @@ import { requireAdminToken } from '../auth/admin-token.js';
 import type { AuthFailureGuard } from '../auth/authenticate.js';
 import type { WorkerClients } from '../clients/index.js';
 import { callContext } from '../clients/call-context.js';
-import type { EventPublisher } from '../ops/events.js';
+import type { EventPublisher } from '@switchboard/events';
 import { sendPage } from '../ops/public-docs.js';
 import { dashboardPage } from './dashboard-page.js';
 import { keysRouter } from './keys-routes.js';
@@ -29,12 +29,12 @@ export function adminRouter(deps: AdminDeps): Router {
   router.use('/api', keysRouter(deps.keys, deps.events, deps.bodyLimitBytes));
   router.get('/api/status', async (_req, res) => {
     const ctx = callContext(res);
-    const [workers, sessions, jobs] = await Promise.all([
+    const [workers, jobs] = await Promise.all([
       deps.clients.health(),
-      deps.clients.browser.listSessions(ctx).catch(() => null),
       deps.clients.animation.list('', ctx).catch(() => null),
     ]);
-    res.json({ workers, browser_sessions: sessions, animation_jobs: jobs });
+    // Sessions of every browser worker, from the registry this replica watches.
+    res.json({ workers, browser_sessions: deps.clients.browser.listSessions(), animation_jobs: jobs });
   });
   return router;
 }

@@ -5,7 +5,7 @@ import { tierNames } from '../config.js';
 import { isCidr } from '@switchboard/config';
 import { jsonBody } from '../http/json-body.js';
 import { validate } from '../http/validate.js';
-import type { EventPublisher } from '../ops/events.js';
+import type { EventPublisher } from '@switchboard/events';
 
 const cidrs = z.array(z.string().refine(isCidr, 'expected an IPv4 or IPv6 CIDR')).max(100);
 const rateLimit = z.number().int().positive().max(1_000_000_000).nullable();

@@ -1,63 +1,242 @@
+import type { Metadata } from '@grpc/grpc-js';
 import {
   Browser,
   type BrowserClient as GrpcBrowser,
   type CaptureResponse__Output,
   type CreateSessionRequest,
-  type InputRequest,
-  type InputResponse__Output,
-  type NavigateRequest,
   type NavigateResponse__Output,
+  type InputResponse__Output,
   type Session__Output,
-  type SubmitRequest,
   type SubmitResponse__Output,
 } from '@switchboard/contracts';
-import { callMetadata, createClient, unary } from '@switchboard/grpc';
+import type { BrowserFleet, SessionRecord } from '@switchboard/browser-registry';
+import { SwitchboardError } from '@switchboard/errors';
+import { callMetadata, createClient, unary, type UnaryMethod } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
 import type { WorkerEndpoint } from './worker-endpoint.js';
 
 export type Session = Session__Output;
 
-/** The gateway's one door to the browser worker. */
-export class BrowserClient {
-  readonly grpc: GrpcBrowser;
+/** A session's registry record (owner, worker addresses) and its status with the worker's liveness applied. */
+export interface SessionRoute {
+  record: SessionRecord;
+  status: string;
+}
 
-  constructor(endpoint: WorkerEndpoint, logger: Logger) {
+const NO_CAPACITY_RETRY_AFTER_S = 5;
+
+/** A transport failure (worker gone) rather than an answer the worker gave. */
+function isWorkerGone(error: unknown): boolean {
+  return error instanceof SwitchboardError && error.code === 'unavailable' && error.cause !== undefined;
+}
+
+/** What an action on an ended session answers (API.md §6: 410). */
+export const endedSessionError = (status: string) =>
+  new SwitchboardError(status === 'closed' ? 'session_closed' : 'session_expired');
+
+/**
+ * The gateway's one door to the browser workers. Sessions are sticky: the session registry says
+ * which worker owns each one, and every call goes to that worker (one gRPC channel per worker
+ * address). New sessions go to the live worker with the most free capacity.
+ */
+export class BrowserClient {
+  /** The configured address (a Service in Kubernetes): health checks and the fallback for create. */
+  readonly grpc: GrpcBrowser;
+  private readonly byAddress = new Map<string, GrpcBrowser>();
+
+  constructor(
+    private readonly endpoint: WorkerEndpoint,
+    private readonly logger: Logger,
+    private readonly fleet: BrowserFleet,
+  ) {
     this.grpc = createClient(Browser, endpoint.address, { deadlineMs: endpoint.deadlineMs, logger });
   }
 
-  create(request: CreateSessionRequest, ctx: CallContext): Promise<Session> {
-    return unary(this.grpc.CreateSession.bind(this.grpc), request, callMetadata(ctx));
+  /** Creates a session on the emptiest worker, within the key's tier limit over the whole cluster. */
+  async create(request: CreateSessionRequest, sessionLimit: number, ctx: CallContext): Promise<Session> {
+    if (this.fleet.activeSessionsOf(ctx.keyId).length >= sessionLimit) throw sessionLimitError(sessionLimit);
+    const session = await this.placeSession(request, ctx);
+    // Two creates racing on two replicas can both pass the first check; the loser gives way.
+    if (this.fleet.activeSessionsOf(ctx.keyId).length > sessionLimit) {
+      await this.close(session.session_id, ctx).catch(() => undefined);
+      throw sessionLimitError(sessionLimit);
+    }
+    return session;
   }
 
-  navigate(request: NavigateRequest, ctx: CallContext): Promise<NavigateResponse__Output> {
-    return unary(this.grpc.Navigate.bind(this.grpc), request, callMetadata(ctx));
+  /**
+   * Creates the session on the live worker with the most free sessions. A worker found gone is
+   * dropped from placement and the next one tried, so a crash costs no create its 6 s of staleness.
+   */
+  private async placeSession(request: CreateSessionRequest, ctx: CallContext): Promise<Session> {
+    for (;;) {
+      const worker = this.fleet.pickWorker();
+      if (!worker) {
+        if (this.fleet.liveWorkers().length > 0) {
+          throw new SwitchboardError('no_capacity', { retryAfterSeconds: NO_CAPACITY_RETRY_AFTER_S });
+        }
+        // No worker has announced itself (yet): the configured address may still serve.
+        return unary(this.grpc.CreateSession.bind(this.grpc), request, callMetadata(ctx));
+      }
+      const client = this.clientFor(worker.grpc_address);
+      let session: Session;
+      try {
+        session = await unary(client.CreateSession.bind(client), request, callMetadata(ctx));
+      } catch (error) {
+        if (!isWorkerGone(error)) throw error;
+        this.logger.warn({ worker_id: worker.worker_id }, 'browser worker unreachable; placing elsewhere');
+        this.fleet.forgetWorker(worker.worker_id);
+        continue;
+      }
+      this.fleet.remember({
+        session,
+        worker_id: worker.worker_id,
+        grpc_address: worker.grpc_address,
+        devtools_address: worker.devtools_address,
+        updated_at_ms: Date.now(),
+      });
+      return session;
+    }
   }
 
-  input(request: InputRequest, ctx: CallContext): Promise<InputResponse__Output> {
-    return unary(this.grpc.Input.bind(this.grpc), request, callMetadata(ctx));
+  navigate(
+    request: { session_id: string; url: string },
+    ctx: CallContext,
+  ): Promise<NavigateResponse__Output> {
+    return this.act(request.session_id, ctx, (c) => c.Navigate.bind(c), request);
   }
 
-  submit(request: SubmitRequest, ctx: CallContext): Promise<SubmitResponse__Output> {
-    return unary(this.grpc.Submit.bind(this.grpc), request, callMetadata(ctx));
+  input(
+    request: { session_id: string; selector: string; text: string },
+    ctx: CallContext,
+  ): Promise<InputResponse__Output> {
+    return this.act(request.session_id, ctx, (c) => c.Input.bind(c), request);
+  }
+
+  submit(
+    request: { session_id: string; selector: string },
+    ctx: CallContext,
+  ): Promise<SubmitResponse__Output> {
+    return this.act(request.session_id, ctx, (c) => c.Submit.bind(c), request);
   }
 
   capture(sessionId: string, ctx: CallContext): Promise<CaptureResponse__Output> {
-    return unary(this.grpc.Capture.bind(this.grpc), { session_id: sessionId }, callMetadata(ctx));
+    return this.act(sessionId, ctx, (c) => c.Capture.bind(c), { session_id: sessionId });
   }
 
-  details(sessionId: string, ctx: CallContext): Promise<Session> {
-    return unary(this.grpc.GetDetails.bind(this.grpc), { session_id: sessionId }, callMetadata(ctx));
+  /** Details of a session whose worker is gone come from its last record, as `expired`. */
+  async details(sessionId: string, ctx: CallContext): Promise<Session> {
+    const route = await this.route(sessionId, ctx);
+    if (route.status !== route.record.session.status)
+      return { ...route.record.session, status: route.status };
+    try {
+      return await this.call(
+        route,
+        (c) => c.GetDetails.bind(c),
+        { session_id: sessionId },
+        callMetadata(ctx),
+      );
+    } catch (error) {
+      if (!isWorkerGone(error)) throw error;
+      const last = route.record.session;
+      return { ...last, status: last.status === 'active' ? 'expired' : last.status };
+    }
   }
 
-  close(sessionId: string, ctx: CallContext): Promise<Session> {
-    return unary(this.grpc.CloseSession.bind(this.grpc), { session_id: sessionId }, callMetadata(ctx));
+  /** Closing is idempotent: an ended session (or one whose worker is gone) answers its state. */
+  async close(sessionId: string, ctx: CallContext): Promise<Session> {
+    const route = await this.route(sessionId, ctx);
+    if (route.status !== 'active') return { ...route.record.session, status: route.status };
+    try {
+      const closed = await this.call(
+        route,
+        (c) => c.CloseSession.bind(c),
+        { session_id: sessionId },
+        callMetadata(ctx),
+      );
+      // This replica counts the session as ended at once (tier limits), not when the watch says so.
+      this.fleet.remember({ ...route.record, session: closed, updated_at_ms: Date.now() });
+      return closed;
+    } catch (error) {
+      if (!isWorkerGone(error)) throw error;
+      return { ...route.record.session, status: 'expired' };
+    }
   }
 
-  async listSessions(ctx: CallContext): Promise<Session[]> {
-    const list = await unary(this.grpc.ListSessions.bind(this.grpc), {}, callMetadata(ctx), {
-      deadline: Date.now() + 2000,
-    });
-    return list.sessions;
+  /**
+   * The session's owner and state, after the ownership check: someone else's session and a
+   * missing one are the same 404 (API.md §6).
+   */
+  async route(sessionId: string, ctx: Pick<CallContext, 'keyId'>): Promise<SessionRoute> {
+    let record: SessionRecord | null;
+    try {
+      record = await this.fleet.session(sessionId);
+    } catch (error) {
+      throw new SwitchboardError('unavailable', {
+        message: 'The session registry is unavailable.',
+        cause: error,
+      });
+    }
+    if (!record || record.session.owner_key_id !== ctx.keyId) throw new SwitchboardError('session_not_found');
+    return { record, status: this.fleet.effectiveStatus(record) };
   }
+
+  /** Every session in the registry, for the admin dashboard. */
+  listSessions(): Session[] {
+    return this.fleet.allSessions().map((r) => ({ ...r.session, status: this.fleet.effectiveStatus(r) }));
+  }
+
+  /** Closes every channel, the per-worker ones included. */
+  closeChannels(): void {
+    this.grpc.close();
+    for (const client of this.byAddress.values()) client.close();
+  }
+
+  /** An action (navigate, input, submit, capture): 410 for an ended session or a dead worker. */
+  private async act<Req, Res>(
+    sessionId: string,
+    ctx: CallContext,
+    method: (client: GrpcBrowser) => UnaryMethod<Req, Res>,
+    request: Req,
+  ): Promise<Res> {
+    const route = await this.route(sessionId, ctx);
+    if (route.status !== 'active') throw endedSessionError(route.status);
+    try {
+      return await this.call(route, method, request, callMetadata(ctx));
+    } catch (error) {
+      // Its worker died since the last heartbeat: the session died with it.
+      if (isWorkerGone(error)) throw new SwitchboardError('session_expired');
+      throw error;
+    }
+  }
+
+  private call<Req, Res>(
+    route: SessionRoute,
+    method: (client: GrpcBrowser) => UnaryMethod<Req, Res>,
+    request: Req,
+    metadata: Metadata,
+  ): Promise<Res> {
+    return unary(method(this.clientFor(route.record.grpc_address)), request, metadata);
+  }
+
+  private clientFor(address: string): GrpcBrowser {
+    let client = this.byAddress.get(address);
+    if (!client) {
+      client = createClient(Browser, address, {
+        deadlineMs: this.endpoint.deadlineMs,
+        logger: this.logger,
+        // One attempt: a worker that refuses connections is gone, and its sessions with it.
+        maxAttempts: 1,
+      });
+      this.byAddress.set(address, client);
+    }
+    return client;
+  }
+}
+
+function sessionLimitError(limit: number): SwitchboardError {
+  return new SwitchboardError('session_limit', {
+    message: `This key already has ${limit} active browser session${limit === 1 ? '' : 's'}, its tier's limit.`,
+  });
 }

@@ -1,5 +1,6 @@
 import { Health, type HealthClient } from '@switchboard/contracts';
 import { checkHealth, type HealthStatus } from '@switchboard/grpc';
+import type { BrowserFleet } from '@switchboard/browser-registry';
 import type { Logger } from '@switchboard/telemetry';
 import { credentials } from '@grpc/grpc-js';
 import { AnimationClient } from './animation.js';
@@ -31,13 +32,14 @@ export interface WorkerClients {
 export function createWorkerClients(
   endpoints: Readonly<Record<WorkerName, Readonly<WorkerEndpoint>>>,
   logger: Logger,
+  fleet: BrowserFleet,
 ): WorkerClients {
   const clients = {
     llm: new LlmClient(endpoints.llm, logger),
     whisper: new WhisperClient(endpoints.whisper, logger),
     diffusion: new DiffusionClient(endpoints.diffusion, logger),
     animation: new AnimationClient(endpoints.animation, logger),
-    browser: new BrowserClient(endpoints.browser, logger),
+    browser: new BrowserClient(endpoints.browser, logger, fleet),
   };
   const names = Object.keys(clients) as WorkerName[];
   const healthClients = new Map<WorkerName, HealthClient>(
@@ -55,7 +57,9 @@ export function createWorkerClients(
       );
     },
     close() {
-      for (const client of [...Object.values(clients).map((c) => c.grpc), ...healthClients.values()])
+      const { browser, ...single } = clients;
+      browser.closeChannels();
+      for (const client of [...Object.values(single).map((c) => c.grpc), ...healthClients.values()])
         client.close();
     },
   };

@@ -118,7 +118,10 @@ export const browserSchemas: Schemas = {
       session_id: sessionIdSchema,
       status: ref('BrowserSessionStatus'),
       created_at: { type: 'string', format: 'date-time' },
-      current_url: { type: 'string' },
+      current_url: {
+        type: ['string', 'null'],
+        description: 'The last URL the main frame committed to; null before the first navigation.',
+      },
       history: {
         type: 'array',
         items: { type: 'string' },

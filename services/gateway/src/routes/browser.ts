@@ -1,26 +1,17 @@
 import { Router, type Request } from 'express';
-import { SwitchboardError } from '@switchboard/errors';
 import { z } from 'zod';
 import type { BrowserClient, Session } from '../clients/browser.js';
 import { callContext } from '../clients/call-context.js';
 import type { TierName, TierPolicy } from '../config.js';
 import { jsonBody } from '../http/json-body.js';
 import { validate } from '../http/validate.js';
+import { sessionIdParam as sessionId } from './session-id.js';
 
 const viewportSide = (fallback: number) => z.number().int().min(100).max(3840).default(fallback);
 const createBody = z.object({ viewport_width: viewportSide(1280), viewport_height: viewportSide(720) });
 const navigateBody = z.object({ url: z.string().min(1, 'must not be empty').max(8192) });
 const inputBody = z.object({ selector: z.string().min(1).max(4096), text: z.string().max(1_000_000) });
 const submitBody = z.object({ selector: z.string().min(1).max(4096) });
-
-const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
-
-/** A session id that is not a UUID v4 cannot exist: answer 404 without asking a worker. */
-function sessionId(req: Request): string {
-  const id = String(req.params.id).toLowerCase();
-  if (!uuidV4.test(id)) throw new SwitchboardError('session_not_found');
-  return id;
-}
 
 function devtoolsUrl(req: Request, id: string): string {
   const scheme = req.protocol === 'https' ? 'wss' : 'ws';
@@ -32,7 +23,8 @@ function detailsView(session: Session) {
     session_id: session.session_id,
     status: session.status,
     created_at: session.created_at,
-    current_url: session.current_url,
+    // Nothing committed yet reads as null rather than an empty string.
+    current_url: session.current_url || null,
     history: session.history,
     screenshots: session.screenshots,
   };
@@ -52,11 +44,8 @@ export function browserRouter(
     const input = validate(createBody, req.body);
     const tier = res.locals.ctx.key?.tier ?? 'basic';
     const session = await browser.create(
-      {
-        viewport_width: input.viewport_width,
-        viewport_height: input.viewport_height,
-        max_sessions_per_key: tiers[tier].browser_sessions,
-      },
+      { viewport_width: input.viewport_width, viewport_height: input.viewport_height },
+      tiers[tier].browser_sessions,
       callContext(res),
     );
     res.status(201).json({

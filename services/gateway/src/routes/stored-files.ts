@@ -7,12 +7,11 @@ import {
   type ObjectStore,
   type StoredObject,
 } from '@switchboard/objectstore';
+import { isSessionId } from './session-id.js';
 
 const IMAGE_FILE = /^img-([A-Za-z0-9-]{1,64})\.png$/;
 const VIDEO_FILE = /^job-([A-Za-z0-9-]{1,64})\.mp4$/;
 const CAPTURE_FILE = /^capture-\d{13,20}\.png$/;
-/** Session ids are made by `randomUUID()`: lowercase v4 only, so each has one object key. */
-const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** Stored files never change under a name (ids and capture times are unique). */
 export const storedFileCacheControl = 'private, max-age=3600';
@@ -37,7 +36,7 @@ function videoKey(file: string): string {
 }
 
 function screenshotKey(sessionId: string, file: string): string {
-  if (!SESSION_ID.test(sessionId) || !CAPTURE_FILE.test(file)) throw notFound();
+  if (!isSessionId(sessionId) || !CAPTURE_FILE.test(file)) throw notFound();
   return `screenshots/${sessionId}/${file}`;
 }
 

@@ -1,0 +1,72 @@
+import type { IncomingMessage } from 'node:http';
+import { type Request, Router } from 'express';
+import { createProxyMiddleware } from 'http-proxy-middleware';
+import { SwitchboardError } from '@switchboard/errors';
+import type { Logger } from '@switchboard/telemetry';
+import { endedSessionError, type BrowserClient } from '../clients/browser.js';
+import { takeUpgrade } from '../http/upgrades.js';
+import { sessionIdParam } from './session-id.js';
+
+/** Where an accepted DevTools upgrade goes (set by the route, read by the proxy). */
+interface DevtoolsTarget {
+  origin: string;
+  path: string;
+  keyId: string;
+  requestId: string;
+}
+
+const targets = new WeakMap<IncomingMessage, DevtoolsTarget>();
+
+/**
+ * `GET /api/browser/session/{id}/devtools` (API.md §6): a WebSocket to the session browser's
+ * DevTools, proxied to the owning worker's relay after the same checks as every other call. The
+ * API key stays here: the worker gets the caller's key id, as in gRPC metadata.
+ */
+export function browserDevtoolsRouter(browser: BrowserClient, logger: Logger): Router {
+  const proxy = createProxyMiddleware<IncomingMessage>({
+    ws: true,
+    changeOrigin: true,
+    router: (req) => targets.get(req)!.origin,
+    pathRewrite: (_path, req) => targets.get(req)!.path,
+    on: {
+      proxyReqWs: (proxyReq, req) => {
+        const target = targets.get(req)!;
+        proxyReq.removeHeader('authorization');
+        proxyReq.removeHeader('cookie');
+        proxyReq.setHeader('x-switchboard-key-id', target.keyId);
+        proxyReq.setHeader('x-request-id', target.requestId);
+      },
+      error: (error, _req, socket) => {
+        logger.warn({ err: error }, 'devtools proxy failed');
+        if ('destroy' in socket) socket.destroy();
+      },
+    },
+    logger: {
+      info: () => undefined,
+      warn: (m: unknown) => logger.warn({ detail: m }, 'devtools proxy'),
+      error: (m: unknown) => logger.warn({ detail: m }, 'devtools proxy'),
+    },
+  });
+
+  const router = Router();
+  router.get('/api/browser/session/:id/devtools', async (req: Request, res) => {
+    const id = sessionIdParam(req);
+    const { ctx } = res.locals;
+    const route = await browser.route(id, { keyId: ctx.key?.id ?? '' });
+    if (route.status !== 'active') throw endedSessionError(route.status);
+    const upgrade = takeUpgrade(req);
+    if (!upgrade) {
+      throw new SwitchboardError('invalid_request', {
+        message: 'This endpoint is a WebSocket (Chrome DevTools Protocol); connect with an upgrade request.',
+      });
+    }
+    targets.set(req, {
+      origin: `http://${route.record.devtools_address}`,
+      path: `/devtools/${id}`,
+      keyId: ctx.key?.id ?? '',
+      requestId: ctx.requestId,
+    });
+    proxy.upgrade(req, upgrade.socket as never, upgrade.head);
+  });
+  return router;
+}
