@@ -13,6 +13,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const debianPackages = [
   { bin: 'nats-server', pkg: 'nats-server' },
   { bin: 'redis-server', pkg: 'redis-server' },
+  // The browser worker drives Debian's Chromium; a downloaded browser build is never used.
+  { bin: 'chromium', pkg: 'chromium' },
 ];
 
 function log(message) {

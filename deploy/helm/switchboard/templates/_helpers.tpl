@@ -101,6 +101,20 @@ operator can override any of them.
 {{- end }}
 {{- end }}
 
+{{/*
+Env entries from the downward API, sorted by name: (dict "env" (dict "BROWSER_ADVERTISE_HOST"
+"status.podIP")). The browser worker advertises its pod IP this way.
+*/}}
+{{- define "switchboard.fieldEnv" -}}
+{{- $env := .env -}}
+{{- range $name := keys $env | sortAlpha }}
+- name: {{ $name }}
+  valueFrom:
+    fieldRef:
+      fieldPath: {{ index $env $name | quote }}
+{{- end }}
+{{- end }}
+
 {{/* NATS_URL from the URL or from a Secret, unless the values block's env sets it. */}}
 {{- define "switchboard.natsEnv" -}}
 {{- if not (hasKey .values.env "NATS_URL") -}}
