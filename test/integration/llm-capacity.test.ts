@@ -34,32 +34,42 @@ after(async () => {
   await repo?.remove();
 });
 
-const query = (gateway: GatewayProcess, body: unknown, signal?: AbortSignal) =>
+const query = (gateway: GatewayProcess, body: unknown) =>
   fetch(`${gateway.url}/query`, {
     method: 'POST',
     headers: { ...bearer(key.key), 'content-type': 'application/json' },
     body: JSON.stringify(body),
-    signal,
   });
 
 test('overfilling the queue → 503 no_capacity with Retry-After; the admitted requests complete', async () => {
-  const abort = new AbortController();
-  const long = { prompt: 'Tell me a story', max_tokens: 1500, temperature: 0 };
-  const responses = await Promise.all(
-    Array.from({ length: 4 }, (_, i) => sleep(i * 30).then(() => query(stack.gateway, long, abort.signal))),
-  );
-  const refused = responses.filter((r) => r.status === 503);
-  const served = responses.filter((r) => r.status === 200);
-  assert.equal(served.length, 2, 'one running and one queued');
-  assert.equal(refused.length, 2);
+  // Sequenced by the worker's own gauges rather than by sleeps, so a slow machine cannot let the
+  // running request finish (and free its slot) before the overflow arrives.
+  const long = { prompt: 'Tell me a story', max_tokens: 2000, temperature: 0 };
+  const running = query(stack.gateway, long);
+  await untilMetric('llm_active_generations', 1);
+  const queued = query(stack.gateway, long);
+  await untilMetric('llm_queue_depth', 1);
+  const refused = await Promise.all([query(stack.gateway, long), query(stack.gateway, long)]);
+
   for (const res of refused) {
+    assert.equal(res.status, 503);
     assert.match(res.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
     assert.equal((await errorOf(res)).code, 'no_capacity');
   }
-  for (const res of served)
+  for (const res of await Promise.all([running, queued])) {
+    assert.equal(res.status, 200, 'one running and one queued');
     assert.equal(((await res.json()) as { finish_reason: string }).finish_reason, 'length');
+  }
   assert.equal(await busy.metric('llm_queue_depth'), 0);
 });
+
+async function untilMetric(name: string, value: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if ((await busy.metric(name)) === value) return;
+    await sleep(10);
+  }
+  assert.fail(`${name} never reached ${value}`);
+}
 
 test('while the model loads: /query → 503 model_loading with Retry-After, /models says loading, then ready', async () => {
   const loading = await startWorker('llm', {
