@@ -1,52 +1,22 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { freePort } from '@switchboard/devcluster';
 import { repoRoot } from '../support/gateway.js';
-
-/** Every live process whose parent chain leads to `ancestor`. */
-function descendants(ancestor: number): number[] {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parents.set(Number(entry), ppid);
-    } catch {
-      // exited while we looked
-    }
-  }
-  const found: number[] = [];
-  for (const [pid] of parents) {
-    for (let p = parents.get(pid); p !== undefined && p > 1; p = parents.get(p)) {
-      if (p === ancestor) {
-        found.push(pid);
-        break;
-      }
-    }
-  }
-  return found;
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+import { pngSize } from '../support/png.js';
+import { descendants, isRunning as alive } from '../support/processes.js';
+import { startTestSite } from '../support/test-site.js';
 
 test(
-  'the runner starts NATS, Redis and the gateway, serves the API, and Ctrl-C leaves nothing behind',
+  'the runner starts NATS, Redis, the workers and the gateway, serves the API, and Ctrl-C leaves nothing behind',
   { timeout: 120_000 },
   async () => {
     const port = await freePort();
+    const site = await startTestSite();
     const stateDir = mkdtempSync(join(tmpdir(), 'sb-e2e-'));
     const runner = spawn(process.execPath, [join(repoRoot, 'libs/devcluster/dist/main.js')], {
       cwd: repoRoot,
@@ -56,6 +26,7 @@ test(
         GATEWAY_PORT: String(port),
         LOG_LEVEL: 'warn',
         ADMIN_TOKEN: 'e2e-admin-token-0123456789',
+        BROWSER_ALLOWED_HOSTS: site.host,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -86,10 +57,36 @@ test(
     const models = await fetch(`${base}/models`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(models.status, 200);
 
+    // A browser session end to end: Chromium, the guard, the shared local file store.
+    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const session = await fetch(`${base}/api/browser/session/create`, {
+      method: 'POST',
+      headers: auth,
+      body: '{}',
+    });
+    assert.equal(session.status, 201, await session.clone().text());
+    const { session_id: id } = (await session.json()) as { session_id: string };
+    const nav = await fetch(`${base}/api/browser/session/${id}/navigate`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ url: `${site.origin}/form` }),
+    });
+    assert.equal(nav.status, 200, await nav.clone().text());
+    const shot = await fetch(`${base}/api/browser/session/${id}/capture`, { method: 'POST', headers: auth });
+    const { url: shotUrl } = (await shot.json()) as { url: string };
+    const image = await fetch(`${base}${shotUrl}`, { headers: auth });
+    assert.equal(image.status, 200);
+    assert.deepEqual(pngSize(Buffer.from(await image.arrayBuffer())), { width: 1280, height: 720 });
+    const closed = await fetch(`${base}/api/browser/session/${id}/close`, { method: 'POST', headers: auth });
+    assert.equal(closed.status, 200);
+
     runner.kill('SIGINT');
     const [code] = (await once(runner, 'exit')) as [number | null];
     assert.equal(code, 0, output.slice(-2000));
-    await new Promise((r) => setTimeout(r, 200));
+    // Chromium's helpers exit a moment after their browser process; give them that moment.
+    for (let waited = 0; waited < 5000 && children.some(alive); waited += 100) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const left = children.filter(alive);
     assert.deepEqual(left, [], 'no child process outlives the runner');
     assert.equal(
@@ -98,5 +95,6 @@ test(
       'the gateway port is closed',
     );
     rmSync(stateDir, { recursive: true, force: true });
+    await site.stop();
   },
 );

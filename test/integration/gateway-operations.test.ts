@@ -54,7 +54,8 @@ test('the admin status call reports every worker, unreachable while none runs', 
     status.workers.map((w) => [w.name, w.status]),
     ['llm', 'whisper', 'diffusion', 'animation', 'browser'].map((name) => [name, 'UNREACHABLE']),
   );
-  assert.equal(status.browser_sessions, null);
+  // Sessions come from the registry every browser worker writes to: none yet.
+  assert.deepEqual(status.browser_sessions, []);
   assert.equal(status.animation_jobs, null);
   assert.equal((await fetch(`${stack.gateway.url}/admin/api/status`)).status, 401);
 });

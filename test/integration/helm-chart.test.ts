@@ -3,9 +3,11 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
+import { dockerInstructions, serviceDockerfile } from '../support/bundle.js';
 import {
   allContainers,
   componentOf,
+  connectionAllowed,
   deploymentOf,
   egressAllowsAddress,
   envNames,
@@ -16,6 +18,7 @@ import {
   policiesFor,
   selects,
   serviceConfig,
+  serviceMetricsText,
   workerNames,
   type Container,
   type DeploymentObject,
@@ -190,8 +193,19 @@ function render(name: string): K8sObject[] {
 
 const mainContainer = (d: DeploymentObject): Container => d.spec.template.spec.containers[0]!;
 
-/** The gateway's environment as the process would see it; Secret references get stand-in values. */
-function gatewayEnvironment(container: Container): Record<string, string> {
+/** What the kubelet would put in a pod's status for the downward API (fieldRef stand-ins). */
+const standInPodIP = '10.244.3.17';
+const standInFields: Record<string, string> = {
+  'status.podIP': standInPodIP,
+  'metadata.name': 'sb-switchboard-browser-5d9c7b6f4-abcde',
+  'metadata.namespace': 'switchboard',
+};
+
+/**
+ * A container's environment as the process would see it: Secret references get stand-in values,
+ * downward-API fields the values the kubelet would fill in.
+ */
+function containerEnvironment(container: Container): Record<string, string> {
   const stand = {
     ADMIN_TOKEN: 'a-stand-in-admin-token-0123456789',
     NATS_URL: 'nats://from-a-secret:4222',
@@ -202,14 +216,25 @@ function gatewayEnvironment(container: Container): Record<string, string> {
   const env: Record<string, string> = {};
   for (const entry of container.env ?? []) {
     if (entry.value !== undefined) env[entry.name] = entry.value;
-    else {
-      assert.ok(entry.valueFrom?.secretKeyRef, `${entry.name}: a value or a Secret reference`);
+    else if (entry.valueFrom?.fieldRef) {
+      const value = standInFields[entry.valueFrom.fieldRef.fieldPath];
+      assert.ok(value, `${entry.name}: the test has no stand-in for ${entry.valueFrom.fieldRef.fieldPath}`);
+      env[entry.name] = value;
+    } else {
+      assert.ok(entry.valueFrom?.secretKeyRef, `${entry.name}: a value, a Secret or a field reference`);
       assert.ok(stand[entry.name], `${entry.name} comes from a Secret; the test has no stand-in for it`);
       env[entry.name] = stand[entry.name]!;
     }
   }
   return env;
 }
+
+/** Variables the chart must set on a worker, beyond what its config defaults. */
+const chartSetsOnEveryWorker = ['GRPC_PORT', 'METRICS_PORT', 'LOG_LEVEL', 'NATS_URL'];
+const chartSetsOn: Partial<Record<WorkerName, string[]>> = {
+  // The registry address gateways dial (the pod IP), and the relay port the container declares.
+  browser: ['BROWSER_ADVERTISE_HOST', 'DEVTOOLS_PORT'],
+};
 
 for (const [name, expected] of Object.entries(matrix)) {
   describe(`chart: ${name}`, () => {
@@ -312,10 +337,10 @@ for (const [name, expected] of Object.entries(matrix)) {
       assert.deepEqual(unknown, [], 'variables the gateway config schema does not know');
       assert.ok(gateway.load, 'the gateway exports loadGatewayConfig');
       // The rendered values themselves pass the gateway's validation (addresses, URLs, CIDRs, JSON).
-      gateway.load(gatewayEnvironment(container));
+      gateway.load(containerEnvironment(container));
     });
 
-    test('every env var the chart sets on a worker is one its config knows (workers that exist)', async (t) => {
+    test('every env var the chart sets on a worker is one its config knows, the ones it needs are set, and it loads (workers that exist)', async (t) => {
       const missing: string[] = [];
       for (const worker of expected.workers) {
         const config = await serviceConfig(worker);
@@ -329,6 +354,14 @@ for (const [name, expected] of Object.entries(matrix)) {
           [],
           `${worker}: variables its config schema does not know`,
         );
+        const needed = [...chartSetsOnEveryWorker, ...(chartSetsOn[worker] ?? [])];
+        assert.deepEqual(
+          needed.filter((n) => !envNames(container).includes(n)),
+          [],
+          `${worker}: variables the chart must set`,
+        );
+        // The rendered values pass the worker's own validation (ports, URLs, object store pairing).
+        if (config.load) config.load(containerEnvironment(container));
       }
       if (expected.workers.length === 0) t.skip('no worker enabled in this case');
       else if (missing.length === expected.workers.length)
@@ -503,6 +536,235 @@ describe('chart: network policies', () => {
   });
 });
 
+describe('chart: browser worker', () => {
+  const withBrowser = Object.entries(matrix)
+    .filter(([, c]) => c.workers.includes('browser'))
+    .map(([name]) => name);
+  const browserOf = (objects: K8sObject[]) => deploymentOf(objects, 'browser')!;
+  const envEntry = (c: Container, name: string) => c.env?.find((e) => e.name === name);
+  interface LoadedBrowserConfig {
+    advertiseHost: string;
+    grpc: { port: number };
+    devtools: { port: number; host: string };
+    chromiumPath: string;
+    objectStore: { s3?: { endpoint: string; bucket: string }; directory: string };
+  }
+  async function loadBrowser(env: Record<string, string>): Promise<LoadedBrowserConfig> {
+    const config = await serviceConfig('browser');
+    assert.ok(config?.load, 'services/browser exports loadBrowserConfig');
+    return config.load(env) as LoadedBrowserConfig;
+  }
+
+  test('BROWSER_ADVERTISE_HOST is the pod IP (downward API), so the registry holds an address gateways reach', async () => {
+    assert.ok(withBrowser.length >= 5);
+    for (const name of withBrowser) {
+      const c = mainContainer(browserOf(render(name)));
+      assert.deepEqual(
+        envEntry(c, 'BROWSER_ADVERTISE_HOST'),
+        { name: 'BROWSER_ADVERTISE_HOST', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
+        name,
+      );
+      const loaded = await loadBrowser(containerEnvironment(c));
+      assert.equal(loaded.advertiseHost, standInPodIP, `${name}: the worker advertises the pod IP`);
+      // What the worker registers is <pod IP>:<GRPC_PORT> and <pod IP>:<DEVTOOLS_PORT>: both must be
+      // the ports the container declares.
+      assert.equal(loaded.grpc.port, c.ports!.find((p) => p.name === 'grpc')!.containerPort, name);
+      assert.equal(loaded.devtools.port, c.ports!.find((p) => p.name === 'devtools')?.containerPort, name);
+    }
+  });
+
+  test('an operator literal in env replaces the pod IP, without setting it twice', () => {
+    const c = mainContainer(
+      browserOf(
+        helmTemplate({
+          values: [{ browser: { enabled: true, env: { BROWSER_ADVERTISE_HOST: '192.0.2.10' } } }],
+        }),
+      ),
+    );
+    assert.deepEqual(
+      c.env!.filter((e) => e.name === 'BROWSER_ADVERTISE_HOST'),
+      [{ name: 'BROWSER_ADVERTISE_HOST', value: '192.0.2.10' }],
+    );
+  });
+
+  test('the devtools port is declared on the container and the Service, and passed as DEVTOOLS_PORT', () => {
+    for (const name of withBrowser) {
+      const objects = render(name);
+      const c = mainContainer(browserOf(objects));
+      assert.deepEqual(
+        c.ports?.find((p) => p.name === 'devtools'),
+        { name: 'devtools', containerPort: 9223, protocol: 'TCP' },
+        name,
+      );
+      assert.equal(envEntry(c, 'DEVTOOLS_PORT')?.value, '9223', name);
+      const service = ofKind(objects, 'Service').find((s) => componentOf(s) === 'browser')!;
+      assert.deepEqual(
+        (service.spec as { ports: object[] }).ports.find((p) => (p as { name: string }).name === 'devtools'),
+        { name: 'devtools', port: 9223, targetPort: 'devtools', protocol: 'TCP' },
+        name,
+      );
+    }
+  });
+
+  test('listenHost reaches the DevTools relay as well as gRPC', () => {
+    const c = mainContainer(
+      browserOf(helmTemplate({ values: [{ browser: { enabled: true }, listenHost: '::' }] })),
+    );
+    assert.equal(envEntry(c, 'GRPC_HOST')?.value, '::');
+    assert.equal(envEntry(c, 'DEVTOOLS_HOST')?.value, '::');
+    assert.equal(
+      envEntry(mainContainer(browserOf(render('every worker enabled'))), 'DEVTOOLS_HOST'),
+      undefined,
+    );
+  });
+
+  test('the browser pod: non-root, read-only root filesystem, no added capability, /tmp and a memory-backed /dev/shm', () => {
+    for (const name of withBrowser) {
+      const pod = browserOf(render(name)).spec.template.spec;
+      const c = mainContainer(browserOf(render(name)));
+      assert.equal(pod.securityContext?.runAsNonRoot, true, name);
+      assert.equal(c.securityContext?.runAsNonRoot, true, name);
+      assert.equal(c.securityContext?.readOnlyRootFilesystem, true, name);
+      assert.equal(c.securityContext?.allowPrivilegeEscalation, false, name);
+      assert.deepEqual(
+        c.securityContext?.capabilities,
+        { drop: ['ALL'] },
+        `${name}: Chromium runs with --no-sandbox, no SYS_ADMIN`,
+      );
+      const volumeAt = (path: string) => {
+        const mount = c.volumeMounts?.find((m) => m.mountPath === path);
+        assert.ok(mount, `${name}: ${path} is mounted`);
+        return pod.volumes?.find((v) => v.name === mount.name);
+      };
+      const tmp = volumeAt('/tmp');
+      assert.ok(tmp?.emptyDir?.sizeLimit, `${name}: /tmp is a bounded emptyDir`);
+      assert.notEqual(tmp.emptyDir.medium, 'Memory', `${name}: profiles on disk, not in memory`);
+      const shm = volumeAt('/dev/shm');
+      assert.equal(shm?.emptyDir?.medium, 'Memory', `${name}: /dev/shm is memory-backed`);
+      assert.ok(shm.emptyDir.sizeLimit, `${name}: /dev/shm is bounded`);
+      for (const variable of ['BROWSER_PROFILE_ROOT', 'OBJECT_STORE_DIR']) {
+        const value = envEntry(c, variable)?.value;
+        if (value !== undefined)
+          assert.match(value, /^\/tmp(\/|$)/, `${name}: ${variable} is on the /tmp volume`);
+      }
+    }
+  });
+
+  test("object store variables are the gateway's: S3 only with s3.existingSecret, else OBJECT_STORE_DIR=/tmp/objects", async () => {
+    const objectStoreEnv = (c: Container) =>
+      (c.env ?? []).filter((e) => e.name.startsWith('S3_') || e.name === 'OBJECT_STORE_DIR');
+    for (const [name, s3] of [
+      ['every worker enabled', false],
+      ['network policies on', false],
+      ['external infra URLs and secrets', true],
+      ['skaffold: dev + gpu values, every worker', true],
+      ['everything on', true],
+    ] as const) {
+      const objects = render(name);
+      const gateway = objectStoreEnv(mainContainer(deploymentOf(objects, 'gateway')!));
+      for (const worker of ['diffusion', 'animation', 'browser'] as const) {
+        const c = mainContainer(deploymentOf(objects, worker)!);
+        assert.deepEqual(objectStoreEnv(c), gateway, `${name}: ${worker}`);
+      }
+      const browser = mainContainer(browserOf(objects));
+      assert.deepEqual(
+        objectStoreEnv(browser).map((e) => e.name),
+        s3 ? ['S3_BUCKET', 'S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'] : ['OBJECT_STORE_DIR'],
+        name,
+      );
+      const loaded = await loadBrowser(containerEnvironment(browser));
+      assert.equal(loaded.objectStore.s3 !== undefined, s3, `${name}: S3 ${s3 ? 'on' : 'off'}`);
+      if (!s3) assert.equal(loaded.objectStore.directory, '/tmp/objects');
+    }
+  });
+
+  for (const name of ['network policies on', 'everything on']) {
+    test(`${name}: the gateway reaches browser pods on gRPC and DevTools; no other pod does`, () => {
+      const objects = render(name);
+      const labelsOf = (component: string) => deploymentOf(objects, component)!.spec.template.metadata.labels;
+      const browser = labelsOf('browser');
+      const grpc = { name: 'grpc', number: 50051 };
+      const devtools = { name: 'devtools', number: 9223 };
+      assert.ok(connectionAllowed(objects, labelsOf('gateway'), browser, grpc), 'gateway → browser gRPC');
+      assert.ok(
+        connectionAllowed(objects, labelsOf('gateway'), browser, devtools),
+        'gateway → browser DevTools',
+      );
+      for (const other of ['llm', 'whisper', 'diffusion', 'animation', 'browser']) {
+        for (const port of [grpc, devtools]) {
+          assert.ok(
+            !connectionAllowed(objects, labelsOf(other), browser, port),
+            `${other} must not reach the browser's ${port.name} port`,
+          );
+        }
+      }
+      const ingress = policiesFor(objects, browser).flatMap((p) => p.spec.ingress ?? []);
+      const devtoolsRules = ingress.filter((rule) => (rule.ports ?? []).some((p) => p.port === 'devtools'));
+      assert.equal(devtoolsRules.length, 1, 'one rule opens the devtools port');
+      assert.deepEqual(devtoolsRules[0]!.from, [
+        {
+          podSelector: {
+            matchLabels: {
+              'app.kubernetes.io/name': 'switchboard',
+              'app.kubernetes.io/component': 'gateway',
+            },
+          },
+        },
+      ]);
+    });
+  }
+
+  test('its image: Debian Chromium without recommends, nothing downloaded, uid 10001, the ports the chart declares', async () => {
+    const lines = dockerInstructions(serviceDockerfile('browser'));
+    assert.ok(lines.some((l) => /--filter "@switchboard\/browser\.\.\."/.test(l)));
+    assert.ok(lines.some((l) => /tsc -b services\/browser\b/.test(l)));
+    const install = lines.find((l) => /apt-get install/.test(l));
+    assert.ok(install, 'installs from Debian');
+    assert.match(install, /--no-install-recommends/);
+    for (const pkg of ['chromium', 'fonts-liberation', 'tini']) {
+      assert.match(install, new RegExp(`\\s${pkg}(\\s|$)`), `installs ${pkg}`);
+    }
+    for (const l of lines) {
+      assert.doesNotMatch(
+        l,
+        /playwright(-core)? install|\bcurl\b|\bwget\b|ADD https?:/,
+        `downloads nothing: ${l}`,
+      );
+    }
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith('USER')),
+      ['USER 10001:10001'],
+    );
+    const env = lines.filter((l) => l.startsWith('ENV ')).join(' ');
+    assert.match(env, /\bHOME=\/tmp\b/);
+    assert.match(env, /\bCHROMIUM_PATH=\/usr\/bin\/chromium\b/);
+    assert.ok(lines.includes('ENTRYPOINT ["/usr/bin/tini", "--"]'));
+    assert.ok(lines.includes('CMD ["node", "dist/main.js"]'));
+
+    // EXPOSE: the worker's own default gRPC port (the chart sets GRPC_PORT), and every other port
+    // the chart declares on the container.
+    const exposed = /^EXPOSE (.+)$/m.exec(lines.join('\n'))![1]!.split(/\s+/).map(Number).sort();
+    const defaults = await loadBrowser({});
+    const declared = mainContainer(browserOf(render('every worker enabled')))
+      .ports!.filter((p) => p.name !== 'grpc')
+      .map((p) => p.containerPort);
+    assert.deepEqual(exposed, [defaults.grpc.port, ...declared].sort());
+    assert.equal(defaults.chromiumPath, '/usr/bin/chromium');
+  });
+
+  test('NOTES.txt explains sticky sessions, and warns when pods cannot share stored files', () => {
+    const local = helmNotes({ values: [{ browser: { enabled: true } }] });
+    assert.match(
+      local,
+      /Browser sessions are sticky: each browser pod records its pod IP \(grpc 50051, devtools 9223\)/,
+    );
+    assert.match(local, /\/api\/browser\/session\/<id>\/devtools/);
+    assert.match(local, /WARNING: s3\.existingSecret is empty/);
+    const s3 = helmNotes({ values: [{ browser: { enabled: true }, s3: { existingSecret: 'sb-s3' } }] });
+    assert.doesNotMatch(s3, /existingSecret is empty/);
+  });
+});
+
 describe('chart: KEDA triggers', () => {
   test('JetStream for animation, Prometheus queue depth for llm/whisper/diffusion, sessions for browser', () => {
     const scaled = ofKind(render('KEDA on'), 'ScaledObject');
@@ -523,6 +785,37 @@ describe('chart: KEDA triggers', () => {
     assert.equal(triggerOf('browser').type, 'prometheus');
     assert.match(triggerOf('browser').metadata.query!, /sessions/);
   });
+
+  test('each Prometheus query selects a series the worker exports, with the labels its registry adds', async (t) => {
+    const scaled = ofKind(render('KEDA on'), 'ScaledObject');
+    const checked: string[] = [];
+    for (const s of scaled) {
+      const worker = componentOf(s)!;
+      const trigger = (s.spec as { triggers: { type: string; metadata: Record<string, string> }[] })
+        .triggers[0]!;
+      if (trigger.type !== 'prometheus') continue;
+      const exposition = await serviceMetricsText(worker);
+      if (exposition === undefined) continue; // the service does not exist yet
+      const samples = exposition.split('\n').filter((line) => line && !line.startsWith('#'));
+      const selectors = [...trigger.metadata.query!.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}/g)];
+      assert.ok(selectors.length > 0, `${worker}: the query selects a metric`);
+      for (const [, metric, matchers] of selectors) {
+        const labels = matchers!
+          .split(',')
+          .map((m) => m.trim())
+          .filter(Boolean);
+        assert.ok(
+          samples.some(
+            (line) => line.startsWith(`${metric}{`) && labels.every((label) => line.includes(label)),
+          ),
+          `${worker}: ${metric}{${matchers}} is not among what the worker exports:\n${samples.filter((l) => l.startsWith(worker)).join('\n')}`,
+        );
+      }
+      checked.push(worker);
+    }
+    assert.ok(checked.includes('browser'), 'the browser query is checked');
+    t.diagnostic(`checked: ${checked.join(', ')}`);
+  });
 });
 
 describe('chart: gateway edge settings', () => {
@@ -534,7 +827,7 @@ describe('chart: gateway edge settings', () => {
     assert.equal((service.spec as { type: string }).type, 'LoadBalancer');
     assert.equal((service.spec as { externalTrafficPolicy?: string }).externalTrafficPolicy, 'Local');
     assert.equal(ofKind(objects, 'Ingress').length, 1);
-    const env = gatewayEnvironment(mainContainer(deploymentOf(objects, 'gateway')!));
+    const env = containerEnvironment(mainContainer(deploymentOf(objects, 'gateway')!));
     assert.equal(env.IP_ALLOWLIST, '203.0.113.0/24,2001:db8::/32');
     assert.equal(env.LLM_ADDR, 'llm.other-namespace.svc.cluster.local:50051');
     assert.equal(env.WHISPER_ADDR, 'sb-switchboard-whisper:50051');
@@ -676,6 +969,21 @@ describe('chart: values.schema.json rejects bad values', () => {
       'min replicas above max',
       { values: [{ gateway: { autoscaling: { minReplicas: 5, maxReplicas: 2 } } }] },
       /minReplicas/,
+    ],
+    [
+      'a downward-API field that is not one',
+      { values: [{ browser: { fieldEnv: { BROWSER_ADVERTISE_HOST: 'status.podIp' } } }] },
+      /fieldEnv/,
+    ],
+    [
+      'an extra port that would replace the gRPC port',
+      { values: [{ browser: { extraPorts: [{ name: 'other', port: 9300, env: 'GRPC_PORT' }] } }] },
+      /extraPorts/,
+    ],
+    [
+      'env setting a port an extra port passes',
+      { values: [{ browser: { enabled: true, env: { DEVTOOLS_PORT: '9300' } } }] },
+      /browser\.env\.DEVTOOLS_PORT/,
     ],
     [
       'a model sync without a pinned client image',

@@ -63,8 +63,12 @@ export interface Probe {
 export interface Container {
   name: string;
   image: string;
-  env?: { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }[];
-  ports?: { name?: string; containerPort: number }[];
+  env?: {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } };
+  }[];
+  ports?: { name?: string; containerPort: number; protocol?: string }[];
   resources?: { limits?: Record<string, string | number>; requests?: Record<string, string | number> };
   readinessProbe?: Probe;
   livenessProbe?: Probe;
@@ -86,7 +90,11 @@ export interface PodSpec {
   securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
   tolerations?: { key?: string; operator?: string; effect?: string }[];
   nodeSelector?: Record<string, string>;
-  volumes?: { name: string; emptyDir?: object; persistentVolumeClaim?: { claimName: string } }[];
+  volumes?: {
+    name: string;
+    emptyDir?: { medium?: string; sizeLimit?: string };
+    persistentVolumeClaim?: { claimName: string };
+  }[];
 }
 
 export interface DeploymentObject extends K8sObject {
@@ -139,15 +147,22 @@ export function ipv4InCidr(ip: string, cidr: string): boolean {
 
 interface PolicyPeer {
   ipBlock?: { cidr: string; except?: string[] };
-  podSelector?: object;
+  podSelector?: {
+    matchLabels?: Record<string, string>;
+    matchExpressions?: { key: string; operator: string; values?: string[] }[];
+  };
   namespaceSelector?: object;
+}
+interface PolicyPort {
+  port?: number | string;
+  protocol?: string;
 }
 interface NetworkPolicyObject extends K8sObject {
   spec: {
     podSelector: { matchLabels?: Record<string, string> };
     policyTypes: string[];
-    ingress?: { from?: PolicyPeer[]; ports?: object[] }[];
-    egress?: { to?: PolicyPeer[]; ports?: object[] }[];
+    ingress?: { from?: PolicyPeer[]; ports?: PolicyPort[] }[];
+    egress?: { to?: PolicyPeer[]; ports?: PolicyPort[] }[];
   };
 }
 
@@ -175,6 +190,82 @@ export function egressAllowsAddress(policies: NetworkPolicyObject[], ip: string)
           !(peer.ipBlock.except ?? []).some((except) => ipv4InCidr(ip, except)),
       );
     }),
+  );
+}
+
+/** Whether a pod selector (labels and expressions, In/NotIn/Exists/DoesNotExist) selects these labels. */
+function podSelectorMatches(
+  selector: NonNullable<PolicyPeer['podSelector']>,
+  labels: Record<string, string>,
+): boolean {
+  if (!selects(selector.matchLabels, labels)) return false;
+  return (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
+    switch (operator) {
+      case 'In':
+        return key in labels && values.includes(labels[key]!);
+      case 'NotIn':
+        return !(key in labels && values.includes(labels[key]!));
+      case 'Exists':
+        return key in labels;
+      case 'DoesNotExist':
+        return !(key in labels);
+      default:
+        throw new Error(`unknown selector operator ${operator}`);
+    }
+  });
+}
+
+/** Whether a rule's ports admit this port (by name or number); a rule without ports admits all. */
+function portsAdmit(ports: PolicyPort[] | undefined, port: { name?: string; number: number }): boolean {
+  if (!ports || ports.length === 0) return true;
+  return ports.some(
+    (p) =>
+      (p.protocol ?? 'TCP') === 'TCP' &&
+      (p.port === undefined || p.port === port.name || p.port === port.number),
+  );
+}
+
+/** A peer that matches a pod of the same namespace: a podSelector alone (no namespaceSelector, no ipBlock). */
+const sameNamespacePeer = (peer: PolicyPeer, labels: Record<string, string>): boolean =>
+  peer.podSelector !== undefined &&
+  peer.namespaceSelector === undefined &&
+  peer.ipBlock === undefined &&
+  podSelectorMatches(peer.podSelector, labels);
+
+/**
+ * Whether the policies let a pod of this namespace with `fromLabels` open a TCP connection to a pod
+ * with `toLabels` on `port` (the port's name as the container declares it, and its number): the
+ * target's ingress rules and the source's egress rules must both admit it.
+ */
+export function connectionAllowed(
+  objects: K8sObject[],
+  fromLabels: Record<string, string>,
+  toLabels: Record<string, string>,
+  port: { name?: string; number: number },
+): boolean {
+  const admits = (
+    policies: NetworkPolicyObject[],
+    type: 'Ingress' | 'Egress',
+    peerLabels: Record<string, string>,
+  ): boolean => {
+    const applying = policies.filter((p) => p.spec.policyTypes.includes(type));
+    if (applying.length === 0) return true; // not isolated in this direction
+    return applying.some((p) =>
+      (type === 'Ingress'
+        ? (p.spec.ingress ?? []).map((r) => ({ peers: r.from, ports: r.ports }))
+        : (p.spec.egress ?? []).map((r) => ({ peers: r.to, ports: r.ports }))
+      ).some(
+        (rule) =>
+          (!rule.peers ||
+            rule.peers.length === 0 ||
+            rule.peers.some((peer) => sameNamespacePeer(peer, peerLabels))) &&
+          portsAdmit(rule.ports, port),
+      ),
+    );
+  };
+  return (
+    admits(policiesFor(objects, toLabels), 'Ingress', fromLabels) &&
+    admits(policiesFor(objects, fromLabels), 'Egress', toLabels)
   );
 }
 
@@ -212,4 +303,30 @@ export async function serviceConfig(name: string): Promise<ServiceConfigModule |
     envVars: envVars as string[],
     load: typeof load === 'function' ? (load as ServiceConfigModule['load']) : undefined,
   };
+}
+
+/**
+ * What a service's metrics endpoint would expose before any traffic: its compiled metrics module
+ * (`services/<name>/dist/metrics.js`, exporting `create<Name>Metrics(registry)`) registered on the
+ * registry every service builds (`createRegistry(<name>)` of libs/telemetry, with its default labels).
+ * Undefined while the service (or its metrics module) does not exist.
+ */
+export async function serviceMetricsText(name: string): Promise<string | undefined> {
+  if (!existsSync(join(repoRoot, 'services', name, 'src', 'metrics.ts'))) return undefined;
+  const path = join(repoRoot, 'services', name, 'dist', 'metrics.js');
+  const telemetryPath = join(repoRoot, 'libs', 'telemetry', 'dist', 'index.js');
+  for (const file of [path, telemetryPath]) {
+    if (!existsSync(file)) throw new Error(`not built: ${file} is missing`);
+  }
+  const capitalized = name[0]!.toUpperCase() + name.slice(1);
+  const metrics = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  const create = metrics[`create${capitalized}Metrics`];
+  if (typeof create !== 'function')
+    throw new Error(`services/${name}/src/metrics.ts must export create${capitalized}Metrics`);
+  const telemetry = (await import(pathToFileURL(telemetryPath).href)) as {
+    createRegistry: (service: string) => { metrics(): Promise<string> };
+  };
+  const registry = telemetry.createRegistry(name);
+  (create as (registry: unknown) => unknown)(registry);
+  return registry.metrics();
 }
