@@ -38,3 +38,12 @@ export {
 } from './execution.js';
 export { WorkQueue, type WorkQueueOptions } from './queue.js';
 export { useLocalModels } from './transformers-env.js';
+export {
+  runModelWorker,
+  type ModelWorker,
+  type ModelWorkerConfig,
+  type ModelWorkerMetrics,
+  type ModelWorkerSpec,
+} from './worker.js';
+export { SeededRandom } from './seeded-random.js';
+export { modelWorkerEnvFields, modelWorkerSettings } from './worker-env.js';

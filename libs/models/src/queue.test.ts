@@ -18,9 +18,11 @@ test('runs at most `concurrency` jobs, queues up to `depth`, refuses the rest wi
     started.push('a');
     await first.promise;
   });
+  assert.equal(queue.isFull, false, 'one slot taken, the queue still has room');
   const b = queue.run(async () => {
     started.push('b');
   });
+  assert.equal(queue.isFull, true);
   await assert.rejects(
     queue.run(async () => started.push('c')),
     (error) => isSwitchboardError(error) && error.code === 'no_capacity' && error.retryAfterSeconds! >= 1,
@@ -32,6 +34,7 @@ test('runs at most `concurrency` jobs, queues up to `depth`, refuses the rest wi
   assert.deepEqual(started, ['a', 'b']);
   assert.equal(queue.depth, 0);
   assert.equal(queue.active, 0);
+  assert.equal(queue.isFull, false);
   assert.ok(depths.includes(1) && depths.at(-1) === 0);
 });
 

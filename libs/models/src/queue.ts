@@ -31,6 +31,11 @@ export class WorkQueue {
     return this.running;
   }
 
+  /** Whether `run` would refuse a job now, so a caller can refuse before doing costly work. */
+  get isFull(): boolean {
+    return this.running >= this.options.concurrency && this.waiting.length >= this.options.depth;
+  }
+
   /** Seconds until a slot is likely free, at least 1 (Retry-After is whole seconds). */
   retryAfterSeconds(): number {
     const rounds = (this.waiting.length + 1) / this.options.concurrency;

@@ -65,6 +65,12 @@ test('loading → ready, default first; get answers model_loading, then the hand
   assert.deepEqual(order, ['a', 'b']);
   assert.deepEqual(loaded, ['a:ready', 'b:ready']);
   assert.deepEqual(registry.get('b'), { id: 'b', handle: 'handle-b' });
+  assert.deepEqual(registry.listModelsResponse(), {
+    models: [
+      { id: 'a', status: 'ready', is_default: true, description: '' },
+      { id: 'b', status: 'ready', is_default: false, description: 'second' },
+    ],
+  });
 });
 
 test('a model that fails is `failed` and answers unavailable; a failed default rejects loadAll', async () => {

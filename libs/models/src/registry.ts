@@ -136,6 +136,20 @@ export class ModelRegistry<H> {
     }));
   }
 
+  /** The ListModels answer every worker gives (common/v1/models.proto), from `list()`. */
+  listModelsResponse(): {
+    models: { id: string; status: ModelStatus; is_default: boolean; description: string }[];
+  } {
+    return {
+      models: this.list().map((m) => ({
+        id: m.id,
+        status: m.status,
+        is_default: m.isDefault,
+        description: m.description,
+      })),
+    };
+  }
+
   async dispose(): Promise<void> {
     for (const state of this.states.values()) {
       if (state.handle !== undefined) await this.options.dispose?.(state.handle);

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { buildTinyLlama, DEV_MODEL_MARKER } from '@switchboard/models-dev';
+import { buildTinyDiffusion, buildTinyLlama, DEV_MODEL_MARKER } from '@switchboard/models-dev';
 import { DEV_MODEL_KEY, scanRepository } from './repository.js';
 
 const root = await mkdtemp(join(tmpdir(), 'models-repo-'));
@@ -24,6 +24,7 @@ test('a folder with config.json or model_index.json is a model; others are ignor
   await folder(join(dir, 'llm', 'another'), { 'config.json': '{}' });
   await folder(join(dir, 'llm', 'notes'), { 'README.md': 'not a model' });
   await folder(join(dir, 'diffusion', 'sd'), { 'model_index.json': '{}' });
+  await buildTinyDiffusion(join(dir, 'diffusion', 'tiny-sd'), { seed: 1 });
   const scan = await scanRepository(dir, 'llm');
   assert.deepEqual(
     scan.models.map((m) => m.id),
@@ -32,10 +33,12 @@ test('a folder with config.json or model_index.json is a model; others are ignor
   assert.equal(scan.defaultId, 'another', 'alphabetically first without a manifest');
   assert.match(scan.models[1]!.description, /random-weight development model/);
   assert.equal(scan.models[0]!.description, '');
+  const pipelines = (await scanRepository(dir, 'diffusion')).models;
   assert.deepEqual(
-    (await scanRepository(dir, 'diffusion')).models.map((m) => m.id),
-    ['sd'],
+    pipelines.map((m) => m.id),
+    ['sd', 'tiny-sd'],
   );
+  assert.match(pipelines[1]!.description, /random-weight development model/, 'read from model_index.json');
 });
 
 test('default: configured id, else the manifest, else the first; a missing id is an error', async () => {

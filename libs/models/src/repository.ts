@@ -36,10 +36,12 @@ async function readJson(path: string): Promise<unknown> {
   return JSON.parse(await readFile(path, 'utf8')) as unknown;
 }
 
+/** The development-model note in the folder's config (config.json, or a pipeline's model_index.json). */
 async function describe(dir: string): Promise<string> {
-  if (!existsSync(join(dir, 'config.json'))) return '';
+  const marker = MODEL_MARKERS.find((m) => existsSync(join(dir, m)));
+  if (marker === undefined) return '';
   try {
-    const config = (await readJson(join(dir, 'config.json'))) as Record<string, unknown>;
+    const config = (await readJson(join(dir, marker))) as Record<string, unknown>;
     const dev = config[DEV_MODEL_KEY] as { description?: unknown } | undefined;
     return typeof dev?.description === 'string' ? dev.description : '';
   } catch {

@@ -9,7 +9,7 @@ export function createLlmMetrics(registry: Registry) {
       help: 'Requests waiting for a generation slot.',
       registers,
     }),
-    activeGenerations: new Gauge({
+    running: new Gauge({
       name: 'llm_active_generations',
       help: 'Generations running now.',
       registers,

@@ -4,7 +4,7 @@ import type { CompleteRequest__Output } from '@switchboard/contracts';
 import { SwitchboardError } from '@switchboard/errors';
 import type { GenerationRequest } from '../generation/generate.js';
 import type { LanguageModel } from '../generation/model.js';
-import { SeededRandom } from '../generation/random.js';
+import { SeededRandom } from '@switchboard/models';
 
 /** API.md §2: max_tokens defaults to 2048, capped by what the context leaves after the prompt. */
 export const DEFAULT_MAX_TOKENS = 2048;

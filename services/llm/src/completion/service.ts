@@ -50,14 +50,7 @@ export class CompletionService {
   }
 
   listModels(): ListModelsResponse {
-    return {
-      models: this.registry.list().map((m) => ({
-        id: m.id,
-        status: m.status,
-        is_default: m.isDefault,
-        description: m.description,
-      })),
-    };
+    return this.registry.listModelsResponse();
   }
 
   /** Wraps a generation with its metrics; counts it as cancelled when it ends unfinished. */

@@ -1,7 +1,7 @@
 // The decode loop: one model step per token, with the KV cache, sampling, stop conditions and
 // UTF-8-safe streaming. Both RPCs use it, so the unary text is exactly the concatenated deltas.
 import type { LanguageModel } from './model.js';
-import { SeededRandom } from './random.js';
+import { SeededRandom } from '@switchboard/models';
 import { sampleToken } from './sampler.js';
 import { StopMatcher } from './stop-strings.js';
 import { IncrementalDecoder } from './text-decoder.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SeededRandom } from './random.js';
+import { SeededRandom } from '@switchboard/models';
 import { argmax, sampleToken } from './sampler.js';
 
 const logits = Float32Array.from([0.1, 2.0, 1.5, -1, 1.9, 0.0, 1.0, 0.5]);

@@ -1,7 +1,7 @@
 // Next-token choice from the last position's logits: temperature 0 is argmax (greedy,
 // deterministic), otherwise softmax(logits / temperature) restricted to the top_p nucleus,
 // drawn with the request's seeded PRNG.
-import type { SeededRandom } from './random.js';
+import type { SeededRandom } from '@switchboard/models';
 
 export interface SamplingParams {
   /** 0 = greedy. */

@@ -1,0 +1,118 @@
+// The life of every inference worker (llm, whisper, diffusion): serve gRPC at once (NOT_SERVING),
+// load the models in the background, report SERVING when the default model is ready, drain on
+// SIGTERM. Requests that come earlier get model_loading. A worker supplies only what differs:
+// how to load a model, its metrics and its gRPC service.
+import { resolve } from 'node:path';
+import { shutdownOnSignals, startGrpcServer, type ServiceRegistration } from '@switchboard/grpc';
+import {
+  createLogger,
+  createRegistry,
+  startMetricsServer,
+  type Logger,
+  type LoggerOptions,
+} from '@switchboard/telemetry';
+import type { Registry } from 'prom-client';
+import { ModelRegistry } from './registry.js';
+import { scanRepository, type ModelEntry } from './repository.js';
+import { WorkQueue } from './queue.js';
+import { useLocalModels } from './transformers-env.js';
+
+/** The part of a model worker's validated config this bootstrap reads. */
+export interface ModelWorkerConfig {
+  readonly grpc: { readonly port: number; readonly host: string };
+  readonly metricsPort: number;
+  readonly logLevel: NonNullable<LoggerOptions['level']>;
+  readonly modelDir: string;
+  readonly defaultModel?: string | undefined;
+  readonly queue: { readonly concurrency: number; readonly depth: number };
+  readonly loadingRetryAfterSeconds: number;
+  readonly loadDelayMs: number;
+  readonly shutdownGraceMs: number;
+}
+
+/** The gauges every model worker keeps, whatever else its metrics hold. */
+export interface ModelWorkerMetrics {
+  readonly queueDepth: { set(value: number): void };
+  /** Jobs running now (generations, transcriptions, images). */
+  readonly running: { set(value: number): void };
+  readonly modelLoadSeconds: { set(labels: { model: string; status: string }, value: number): void };
+}
+
+export interface ModelWorker<H, M> {
+  readonly models: ModelRegistry<H>;
+  readonly queue: WorkQueue;
+  readonly metrics: M;
+  readonly logger: Logger;
+}
+
+export interface ModelWorkerSpec<H, M extends ModelWorkerMetrics> {
+  /** The capability and service name: `llm`, `whisper`, `diffusion`. */
+  readonly name: string;
+  readonly config: ModelWorkerConfig;
+  createMetrics(registry: Registry): M;
+  load(entry: ModelEntry): Promise<H>;
+  dispose(handle: H): Promise<void>;
+  services(worker: ModelWorker<H, M>): ServiceRegistration[];
+}
+
+export async function runModelWorker<H, M extends ModelWorkerMetrics>(
+  spec: ModelWorkerSpec<H, M>,
+): Promise<void> {
+  const { config, name } = spec;
+  const logger = createLogger({ service: name, level: config.logLevel });
+  const promRegistry = createRegistry(name);
+  const metrics = spec.createMetrics(promRegistry);
+
+  const scan = await scanRepository(resolve(config.modelDir), name, { defaultModel: config.defaultModel });
+  useLocalModels(scan.capabilityDir);
+  for (const model of scan.models) {
+    if (model.description) logger.warn({ model: model.id, note: model.description }, 'development model');
+  }
+  const models = new ModelRegistry<H>({
+    scan,
+    logger,
+    load: (entry) => spec.load(entry),
+    dispose: (handle) => spec.dispose(handle),
+    onLoaded: (entry, status, seconds) => metrics.modelLoadSeconds.set({ model: entry.id, status }, seconds),
+    loadingRetryAfterSeconds: config.loadingRetryAfterSeconds,
+    loadDelayMs: config.loadDelayMs,
+  });
+  const queue = new WorkQueue({
+    ...config.queue,
+    onDepth: (waiting, running) => {
+      metrics.queueDepth.set(waiting);
+      metrics.running.set(running);
+    },
+  });
+
+  const server = await startGrpcServer({
+    port: config.grpc.port,
+    host: config.grpc.host,
+    logger,
+    services: spec.services({ models, queue, metrics, logger }),
+  });
+  const metricsServer = await startMetricsServer(promRegistry, config.metricsPort);
+  logger.info(
+    {
+      port: server.port,
+      metrics_port: metricsServer.port,
+      models: scan.models.length,
+      default: scan.defaultId,
+    },
+    `${name} worker started`,
+  );
+  shutdownOnSignals(server, {
+    logger,
+    graceMs: config.shutdownGraceMs,
+    onShutdown: async () => {
+      await metricsServer.close();
+      await models.dispose();
+    },
+  });
+
+  models.loadAll().then(
+    () => server.health.setAll('SERVING'),
+    // Without its default model the worker stays NOT_SERVING; the reason is already logged.
+    (error: unknown) => logger.error({ err: error }, 'default model unavailable; not serving'),
+  );
+}
