@@ -1,10 +1,51 @@
 #!/usr/bin/env node
-// `models-dev build-llm <dir> [--seed N]`: writes a tiny random-weight Llama model folder.
+// `models-dev <command> <dir> [--seed N]`: writes a tiny random-weight model folder.
+//   build-llm      a Llama-family decoder (text generation)
+//   build-whisper  a Whisper encoder-decoder (speech recognition)
+//   build-diffusion  a Stable-Diffusion-style pipeline (text to image, diffusers ONNX layout)
 // Workers call this at start-up to fill an empty model repository for development.
 import { parseArgs } from 'node:util';
+import { buildTinyDiffusion } from './diffusion/build.js';
 import { buildTinyLlama } from './llama/build.js';
+import { buildTinyWhisper } from './whisper/build.js';
 
-const USAGE = 'usage: models-dev build-llm <dir> [--seed N]';
+interface Built {
+  readonly files: ReadonlyMap<string, Uint8Array>;
+  /** What was built, for the one-line report: "llama, 2 layers, hidden 32, …". */
+  readonly summary: string;
+}
+
+const COMMANDS: Record<string, (dir: string, seed: number) => Promise<Built>> = {
+  'build-llm': async (dir, seed) => {
+    const { shape, files } = await buildTinyLlama(dir, { seed });
+    return {
+      files,
+      summary: `llama, ${shape.layers} layers, hidden ${shape.hiddenSize}, vocab ${shape.vocabSize}`,
+    };
+  },
+  'build-whisper': async (dir, seed) => {
+    const { shape, files } = await buildTinyWhisper(dir, { seed });
+    return {
+      files,
+      summary:
+        `whisper, ${shape.encoderLayers}+${shape.decoderLayers} layers, d_model ${shape.dModel}, ` +
+        `vocab ${shape.vocabSize}`,
+    };
+  },
+  'build-diffusion': async (dir, seed) => {
+    const { shape, files } = await buildTinyDiffusion(dir, { seed });
+    return {
+      files,
+      summary:
+        `diffusion, text hidden ${shape.textHidden}, unet channels ${shape.unetChannels.join('/')}, ` +
+        `vocab ${shape.vocabSize}`,
+    };
+  },
+};
+
+const USAGE = Object.keys(COMMANDS)
+  .map((name, i) => `${i === 0 ? 'usage:' : '      '} models-dev ${name} <dir> [--seed N]`)
+  .join('\n');
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -12,17 +53,17 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: { seed: { type: 'string', default: '0' } },
   });
-  const [command, dir, ...rest] = positionals;
+  const [command = '', dir, ...rest] = positionals;
+  const build = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   const seed = Number(values.seed);
-  if (command !== 'build-llm' || dir === undefined || rest.length > 0 || !Number.isSafeInteger(seed)) {
+  if (build === undefined || dir === undefined || rest.length > 0 || !Number.isSafeInteger(seed)) {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const { shape, files } = await buildTinyLlama(dir, { seed });
+  const { files, summary } = await build(dir, seed);
   const bytes = [...files.values()].reduce((n, f) => n + f.byteLength, 0);
   process.stdout.write(
-    `wrote a tiny random-weight development model (llama, ${shape.layers} layers, hidden ${shape.hiddenSize}, ` +
-      `vocab ${shape.vocabSize}, seed ${seed}, ${bytes} bytes) to ${dir}\n`,
+    `wrote a tiny random-weight development model (${summary}, seed ${seed}, ${bytes} bytes) to ${dir}\n`,
   );
   return 0;
 }

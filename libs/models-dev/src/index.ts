@@ -15,3 +15,35 @@ export {
 } from './llama/config.js';
 export { buildLlamaGraph, DIMS } from './llama/graph.js';
 export { buildTinyLlama, tinyLlamaFiles, type TinyLlama, type TinyLlamaOptions } from './llama/build.js';
+export { byteLevelTokenizerJson, byteLevelVocabulary, type AddedToken } from './tokenizer/json.js';
+export {
+  WHISPER_LANGUAGES,
+  TIME_PRECISION,
+  TIMESTAMP_COUNT,
+  whisperSpecialTokens,
+  type WhisperLanguage,
+  type WhisperTokenIds,
+} from './whisper/tokens.js';
+export {
+  buildWhisperTokenizer,
+  type WhisperTokenizer,
+  type WhisperTokenizerOptions,
+} from './whisper/tokenizer.js';
+export { AUDIO, type WhisperShape } from './whisper/config.js';
+export { buildEncoderGraph } from './whisper/encoder.js';
+export { buildDecoderGraph, DECODER_DIMS, type DecoderWeights } from './whisper/decoder.js';
+export { WINDOW_TOKENS, STEPS_PER_TOKEN } from './whisper/logits-prior.js';
+export {
+  buildTinyWhisper,
+  tinyWhisperFiles,
+  type TinyWhisper,
+  type TinyWhisperOptions,
+} from './whisper/build.js';
+export {
+  buildTinyDiffusion,
+  tinyDiffusionFiles,
+  type TinyDiffusion,
+  type TinyDiffusionOptions,
+} from './diffusion/build.js';
+export type { ClipTokenIds, DiffusionShape } from './diffusion/config.js';
+export type { SchedulerKind } from './diffusion/scheduler.js';

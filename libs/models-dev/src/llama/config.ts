@@ -1,5 +1,6 @@
 // The shape of a tiny Llama-family decoder and the `config.json` that describes it to
 // Transformers.js (which reads model_type, the head counts, head_dim and the token ids).
+import { DEV_MODEL_MARKER } from '../marker.js';
 
 export interface LlamaShape {
   readonly vocabSize: number;
@@ -20,8 +21,7 @@ export interface SpecialTokenIds {
   readonly pad: number;
 }
 
-/** Marker in config.json: tells operators and /models that these weights mean nothing. */
-export const DEV_MODEL_MARKER = 'switchboard_dev_model';
+export { DEV_MODEL_MARKER };
 
 export function checkShape(s: LlamaShape): void {
   const positive = Object.entries(s).filter(([, v]) => !(typeof v === 'number' && v > 0));

@@ -62,3 +62,48 @@ export function causalPaddingMask(g: Graph, attentionMask: string, seqLen: strin
 export function maskedSoftmax(g: Graph, scores: string, visible: string): string {
   return op.softmax(g, op.where(g, visible, scores, op.scalar(g, FLOAT32_LOWEST)), -1);
 }
+
+/** LayerNorm over the last axis, with learned scale and bias (Whisper, BART, GPT-2). */
+export function layerNorm(g: Graph, x: string, weight: string, bias: string, eps: number): string {
+  return op.layerNormalization(g, x, weight, bias, eps);
+}
+
+/** Exact GELU, x · Φ(x) = x · (1 + erf(x / √2)) / 2 (the Gelu operator only arrives in opset 20). */
+export function gelu(g: Graph, x: string): string {
+  const cdf = op.add(g, op.erf(g, op.mul(g, x, op.scalar(g, Math.SQRT1_2))), op.scalar(g, 1));
+  return op.mul(g, op.mul(g, x, cdf), op.scalar(g, 0.5));
+}
+
+/** [batch, seq, heads · headDim] → [batch, heads, seq, headDim]. */
+export function splitHeads(g: Graph, x: string, heads: number, headDim: number): string {
+  return op.transpose(g, op.reshape(g, x, [0, 0, heads, headDim]), [0, 2, 1, 3]);
+}
+
+/** [batch, heads, seq, headDim] → [batch, seq, heads · headDim]. */
+export function mergeHeads(g: Graph, x: string, heads: number, headDim: number): string {
+  return op.reshape(g, op.transpose(g, x, [0, 2, 1, 3]), [0, 0, heads * headDim]);
+}
+
+/**
+ * Scaled dot-product attention over [batch, heads, seq, headDim] queries and [batch, heads, keys,
+ * headDim] keys/values; `visible` (bool, broadcasting to [batch, heads, seq, keys]) masks keys.
+ */
+export function attend(g: Graph, q: string, k: string, v: string, headDim: number, visible?: string): string {
+  const scores = op.mul(
+    g,
+    op.matmul(g, q, op.transpose(g, k, [0, 1, 3, 2])),
+    op.scalar(g, 1 / Math.sqrt(headDim)),
+  );
+  const probs = visible === undefined ? op.softmax(g, scores, -1) : maskedSoftmax(g, scores, visible);
+  return op.matmul(g, probs, v);
+}
+
+/**
+ * Causal visibility without padding, as a bool [seq, total] tensor: the queries are the last
+ * `seqLen` of `totalLen` positions, and query i sees key j when j ≤ (totalLen − seqLen) + i.
+ */
+export function causalMask(g: Graph, seqLen: string, totalLen: string): string {
+  const keyPos = op.unsqueeze(g, op.range(g, op.ints(g, 0), totalLen), [0]); // [1, total]
+  const queryPos = op.unsqueeze(g, op.range(g, op.sub(g, totalLen, seqLen), totalLen), [1]); // [seq, 1]
+  return op.lessOrEqual(g, keyPos, queryPos);
+}

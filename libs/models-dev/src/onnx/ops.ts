@@ -27,11 +27,22 @@ export const div = binary('Div');
 export const matmul = binary('MatMul');
 export const and = binary('And');
 export const lessOrEqual = binary('LessOrEqual');
+export const greaterOrEqual = binary('GreaterOrEqual');
+export const equal = binary('Equal');
+export const greater = binary('Greater');
+/** Element-wise minimum of two tensors (broadcasting). */
+export const min = binary('Min');
+/** Integer remainder with the sign of the divisor (Mod with fmod = 0). */
+export const mod = binary('Mod');
 export const neg = unary('Neg');
 export const sqrt = unary('Sqrt');
 export const sigmoid = unary('Sigmoid');
 export const cos = unary('Cos');
 export const sin = unary('Sin');
+export const erf = unary('Erf');
+export const relu = unary('Relu');
+export const abs = unary('Abs');
+export const ceil = unary('Ceil');
 
 /** A float32 scalar constant (rank 0, broadcasts against anything). */
 export function scalar(g: Graph, value: number): string {
@@ -101,6 +112,15 @@ export function reduceMean(g: Graph, x: string, axes: readonly number[], keepdim
   return one(g.node('ReduceMean', [x], { axes: attr.ints(axes), keepdims: attr.int(keepdims ? 1 : 0) }));
 }
 
+/** Opset 17 ReduceMax/ReduceMin take `axes` as an attribute, like ReduceMean. */
+export function reduceMax(g: Graph, x: string, axes: readonly number[], keepdims = true): string {
+  return one(g.node('ReduceMax', [x], { axes: attr.ints(axes), keepdims: attr.int(keepdims ? 1 : 0) }));
+}
+
+export function reduceMin(g: Graph, x: string, axes: readonly number[], keepdims = true): string {
+  return one(g.node('ReduceMin', [x], { axes: attr.ints(axes), keepdims: attr.int(keepdims ? 1 : 0) }));
+}
+
 /** int64 [start, limit) with step 1; `start` and `limit` are int64 scalars. */
 export function range(g: Graph, start: string, limit: string): string {
   return one(g.node('Range', [start, limit, ints(g, 1)]));
@@ -108,4 +128,33 @@ export function range(g: Graph, start: string, limit: string): string {
 
 export function where(g: Graph, condition: string, x: string, y: string): string {
   return one(g.node('Where', [condition, x, y]));
+}
+
+/** 1-D convolution over [batch, channels, length] with weight [out, in, kernel] and bias [out]. */
+export function conv1d(
+  g: Graph,
+  x: string,
+  weight: string,
+  bias: string,
+  options: { kernel: number; stride: number; pad: number },
+): string {
+  return one(
+    g.node('Conv', [x, weight, bias], {
+      kernel_shape: attr.ints([options.kernel]),
+      strides: attr.ints([options.stride]),
+      pads: attr.ints([options.pad, options.pad]),
+    }),
+  );
+}
+
+/** LayerNormalization (new in opset 17) over the last axis: (x − mean) / sqrt(var + eps) · scale + bias. */
+export function layerNormalization(g: Graph, x: string, scale: string, bias: string, eps: number): string {
+  return one(
+    g.node('LayerNormalization', [x, scale, bias], { axis: attr.int(-1), epsilon: attr.float(eps) }),
+  );
+}
+
+/** Clamps `x` to [min, max]; the bounds are float32 scalars. */
+export function clip(g: Graph, x: string, min: number, max: number): string {
+  return one(g.node('Clip', [x, scalar(g, min), scalar(g, max)]));
 }
