@@ -15,6 +15,10 @@ const debianPackages = [
   { bin: 'redis-server', pkg: 'redis-server' },
   // The browser worker drives Debian's Chromium; a downloaded browser build is never used.
   { bin: 'chromium', pkg: 'chromium' },
+  // The whisper worker decodes every upload with ffmpeg.
+  { bin: 'ffmpeg', pkg: 'ffmpeg' },
+  // Tests make their speech fixtures with espeak-ng, so no recording is committed.
+  { bin: 'espeak-ng', pkg: 'espeak-ng' },
 ];
 
 function log(message) {

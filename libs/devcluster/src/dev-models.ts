@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildTinyLlama } from '@switchboard/models-dev';
+import { buildTinyDiffusion, buildTinyLlama, buildTinyWhisper } from '@switchboard/models-dev';
 
 /**
  * Tiny random-weight development models, built by the project's own code into an empty model
@@ -9,6 +9,8 @@ import { buildTinyLlama } from '@switchboard/models-dev';
  */
 const builders: Record<string, { id: string; build: (dir: string) => Promise<unknown> }> = {
   llm: { id: 'tiny-llama-dev', build: (dir) => buildTinyLlama(dir, { seed: 0 }) },
+  whisper: { id: 'tiny-whisper-dev', build: (dir) => buildTinyWhisper(dir, { seed: 0 }) },
+  diffusion: { id: 'tiny-sd-dev', build: (dir) => buildTinyDiffusion(dir, { seed: 0 }) },
 };
 
 function holdsModel(capabilityDir: string): boolean {

@@ -1,0 +1,157 @@
+// A Whisper model from the repository (Transformers.js layout: encoder_model.onnx +
+// decoder_model_merged.onnx) as a SpeechModel. Windowing is ours rather than the ASR pipeline's so
+// that each window gets a fresh timestamp processor, a cancellation check and a bounded number of
+// tokens; the tokenizer's own ASR decoding stitches the windows' overlaps together.
+import {
+  AutoProcessor,
+  AutoTokenizer,
+  LogitsProcessor,
+  LogitsProcessorList,
+  Tensor,
+  WhisperForConditionalGeneration,
+  type PreTrainedTokenizer,
+  type Processor,
+} from '@huggingface/transformers';
+import { transformersDeviceOptions, type ExecutionConfig, type ModelEntry } from '@switchboard/models';
+import { SAMPLE_RATE } from '../audio/pcm.js';
+import type { Recognition, RecognitionRequest, SpeechModel } from '../recognition/speech-model.js';
+import { planWindows, type Windowing } from '../recognition/windows.js';
+
+/** What this adapter reads of Transformers.js's Whisper generation config. */
+interface WhisperGenerationConfig {
+  decoder_start_token_id: number;
+  eos_token_id: number | number[];
+  lang_to_id?: Record<string, number>;
+  max_length?: number;
+}
+
+interface DecodedAsr {
+  chunks?: { text: string; timestamp: [number | null, number | null] }[];
+}
+
+/** The parts of the tokenizer and model used here that Transformers.js's types leave out. */
+type AsrTokenizer = PreTrainedTokenizer & {
+  _decode_asr(
+    chunks: { tokens: number[]; stride: [number, number, number] }[],
+    options: { time_precision: number; return_timestamps: boolean; force_full_sequences: boolean },
+  ): [string, DecodedAsr];
+};
+type WhisperModel = WhisperForConditionalGeneration & {
+  generation_config: WhisperGenerationConfig;
+  config: { max_source_positions: number; max_target_positions?: number };
+};
+
+/** Whisper's decoder prompt: <|startoftranscript|> <|lang|> <|transcribe|>. */
+const PROMPT_TOKENS = 3;
+
+/** Forces <|endoftext|> once the caller has gone, so generation ends at the next step. */
+class StopWhenAborted extends LogitsProcessor {
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly eosTokenId: number,
+  ) {
+    super();
+  }
+
+  override _call(inputIds: bigint[][], logits: Tensor): Tensor {
+    if (!this.signal.aborted) return logits;
+    for (let i = 0; i < inputIds.length; i++) {
+      const row = (logits as unknown as Tensor[])[i]!.data as Float32Array;
+      row.fill(-Infinity);
+      row[this.eosTokenId] = 0;
+    }
+    return logits;
+  }
+}
+
+export async function loadWhisperModel(
+  entry: ModelEntry,
+  execution: ExecutionConfig,
+  windowing: Windowing,
+): Promise<SpeechModel> {
+  // Ids are folder names under Transformers.js's localModelPath (set by useLocalModels).
+  const processor: Processor = await AutoProcessor.from_pretrained(entry.id, { local_files_only: true });
+  const tokenizer = (await AutoTokenizer.from_pretrained(entry.id, {
+    local_files_only: true,
+  })) as AsrTokenizer;
+  const model = (await WhisperForConditionalGeneration.from_pretrained(entry.id, {
+    local_files_only: true,
+    ...transformersDeviceOptions(execution),
+  })) as WhisperModel;
+
+  const generation = model.generation_config;
+  const languageIds = new Map(
+    Object.entries(generation.lang_to_id ?? {}).map(([token, id]) => [
+      token.replace(/^<\|(.+)\|>$/, '$1'),
+      id,
+    ]),
+  );
+  if (languageIds.size === 0) throw new Error('the model is not multilingual (no lang_to_id)');
+  const eosTokenId = [generation.eos_token_id].flat()[0]!;
+  const featureConfig = (processor as unknown as { feature_extractor: { config: { chunk_length: number } } })
+    .feature_extractor.config;
+  const timePrecision = featureConfig.chunk_length / model.config.max_source_positions;
+  const maxNewTokens = (generation.max_length ?? model.config.max_target_positions ?? 448) - PROMPT_TOKENS;
+
+  const features = async (audio: Float32Array): Promise<Tensor> =>
+    ((await processor(audio)) as { input_features: Tensor }).input_features;
+
+  return {
+    id: entry.id,
+    languages: new Set(languageIds.keys()),
+
+    async detectLanguage(audio) {
+      const inputFeatures = await features(audio.subarray(0, windowing.chunkSeconds * SAMPLE_RATE));
+      const start = new Tensor('int64', BigInt64Array.of(BigInt(generation.decoder_start_token_id)), [1, 1]);
+      const output = (await model({ input_features: inputFeatures, decoder_input_ids: start })) as {
+        logits: Tensor;
+      };
+      const logits = output.logits.data as Float32Array;
+      let best = 'en';
+      let bestLogit = -Infinity;
+      for (const [code, id] of languageIds) {
+        if (logits[id]! > bestLogit) [best, bestLogit] = [code, logits[id]!];
+      }
+      return best;
+    },
+
+    async recognize({ audio, language, signal }: RecognitionRequest): Promise<Recognition> {
+      const decoded: { tokens: number[]; stride: [number, number, number] }[] = [];
+      for (const window of planWindows(audio.length, windowing, SAMPLE_RATE)) {
+        signal.throwIfAborted();
+        const inputFeatures = await features(audio.subarray(window.start, window.end));
+        const processors = new LogitsProcessorList();
+        processors.push(new StopWhenAborted(signal, eosTokenId));
+        const sequences = (await model.generate({
+          inputs: inputFeatures,
+          language,
+          task: 'transcribe',
+          return_timestamps: true,
+          // Also keeps Transformers.js on its plain generate path (its seek loop can stall on a
+          // window whose last timestamp is 0.00).
+          max_new_tokens: maxNewTokens,
+          logits_processor: processors,
+        } as Parameters<WhisperModel['generate']>[0])) as Tensor;
+        decoded.push({
+          tokens: ((sequences.tolist() as bigint[][])[0] ?? []).map(Number),
+          stride: [
+            (window.end - window.start) / SAMPLE_RATE,
+            window.strideLeft / SAMPLE_RATE,
+            window.strideRight / SAMPLE_RATE,
+          ],
+        });
+      }
+      signal.throwIfAborted();
+      const [text, { chunks = [] }] = tokenizer._decode_asr(decoded, {
+        time_precision: timePrecision,
+        return_timestamps: true,
+        force_full_sequences: false,
+      });
+      return { text, chunks };
+    },
+
+    async dispose() {
+      await model.dispose();
+    },
+  };
+}

@@ -1,0 +1,17 @@
+// Facts about decoded 16 kHz mono samples that decide what to do before any model runs.
+/** Whisper's input rate; ffmpeg resamples every upload to it. */
+export const SAMPLE_RATE = 16_000;
+
+export function durationSeconds(samples: Float32Array): number {
+  return Math.round((samples.length / SAMPLE_RATE) * 1000) / 1000;
+}
+
+/**
+ * Whether the audio holds nothing to transcribe: no samples, or a level below −60 dBFS RMS
+ * throughout. Whisper invents text ("Thank you.") for silence, so silence never reaches it.
+ */
+export function isSilent(samples: Float32Array, thresholdRms = 1e-3): boolean {
+  let sumSquares = 0;
+  for (const sample of samples) sumSquares += sample * sample;
+  return samples.length === 0 || Math.sqrt(sumSquares / samples.length) < thresholdRms;
+}

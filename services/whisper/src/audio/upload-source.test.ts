@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { test } from 'node:test';
+import { isIsoMedia, peek, uploadSource } from './upload-source.js';
+
+const bytes = (text: string) => Buffer.from(text, 'latin1');
+async function collect(data: AsyncIterable<Uint8Array>): Promise<string> {
+  const parts: Uint8Array[] = [];
+  for await (const part of data) parts.push(part);
+  return Buffer.concat(parts).toString('latin1');
+}
+
+test('ISO base media is recognised by its ftyp box; other containers are not', () => {
+  assert.equal(isIsoMedia(bytes('\0\0\0\x20ftypM4A ')), true);
+  assert.equal(isIsoMedia(bytes('RIFF\0\0\0\0WAVE')), false);
+  assert.equal(isIsoMedia(bytes('ID3\x04')), false);
+  assert.equal(isIsoMedia(bytes('')), false);
+});
+
+test('peek: the head across small chunks, then every byte exactly once', async () => {
+  const { head, data } = await peek([bytes('ab'), bytes('cdef'), bytes('gh'), bytes('ij')], 5);
+  assert.equal(Buffer.from(head).toString('latin1'), 'abcde');
+  assert.equal(await collect(data), 'abcdefghij');
+  const short = await peek([bytes('xy')], 12);
+  assert.equal(Buffer.from(short.head).toString('latin1'), 'xy');
+  assert.equal(await collect(short.data), 'xy');
+});
+
+test('MP4-family uploads are spooled to a file that is removed afterwards; others stay a pipe', async () => {
+  const signal = new AbortController().signal;
+  const piped = await uploadSource([bytes('RIFF....WAVEfmt '), bytes('rest')], tmpdir(), signal);
+  assert.equal(piped.kind, 'pipe');
+  const mp4 = [bytes('\0\0\0\x18ftypM4A \0\0\0\0'), bytes('mdat...moov')];
+  const spooled = await uploadSource(mp4, tmpdir(), signal);
+  assert.equal(spooled.kind, 'file');
+  if (spooled.kind !== 'file') return;
+  assert.equal((await readFile(spooled.path)).toString('latin1'), Buffer.concat(mp4).toString('latin1'));
+  await spooled.remove();
+  await assert.rejects(stat(spooled.path), { code: 'ENOENT' });
+});

@@ -1,0 +1,69 @@
+// Where ffmpeg reads an upload from. Most containers decode from a pipe as the bytes arrive; the
+// MP4 family (m4a, mp4, mov, 3gp) often keeps its index (`moov`) after the media data, which a
+// pipe cannot seek back to — ffmpeg then "succeeds" with no samples. Those uploads are spooled to
+// a temporary file first, which ffmpeg reads with seeking.
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { once } from 'node:events';
+
+export type UploadSource =
+  { kind: 'pipe'; data: AsyncIterable<Uint8Array> } | { kind: 'file'; path: string; remove(): Promise<void> };
+
+/** ISO base media files start with a box whose type, at bytes 4–8, is `ftyp`. */
+export function isIsoMedia(head: Uint8Array): boolean {
+  return head.length >= 8 && Buffer.from(head.subarray(4, 8)).toString('latin1') === 'ftyp';
+}
+
+/** Reads the first `bytes` of `input` and returns them with a stream that replays them first. */
+export async function peek(
+  input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  bytes: number,
+): Promise<{ head: Uint8Array; data: AsyncIterable<Uint8Array> }> {
+  const iterator = Symbol.asyncIterator in input ? input[Symbol.asyncIterator]() : input[Symbol.iterator]();
+  const seen: Uint8Array[] = [];
+  let length = 0;
+  let done = false;
+  while (length < bytes) {
+    const next = await iterator.next();
+    if (next.done) {
+      done = true;
+      break;
+    }
+    seen.push(next.value);
+    length += next.value.length;
+  }
+  async function* replay(): AsyncIterable<Uint8Array> {
+    yield* seen;
+    if (done) return;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+  }
+  return { head: Buffer.concat(seen).subarray(0, bytes), data: replay() };
+}
+
+/** The upload as ffmpeg should read it: piped, or spooled under `spoolDir` when it must seek. */
+export async function uploadSource(
+  input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  spoolDir: string,
+  signal: AbortSignal,
+): Promise<UploadSource> {
+  const { head, data } = await peek(input, 12);
+  if (!isIsoMedia(head)) return { kind: 'pipe', data };
+  const dir = await mkdtemp(join(spoolDir, 'whisper-upload-'));
+  const remove = () => rm(dir, { recursive: true, force: true });
+  const path = join(dir, 'upload');
+  try {
+    const file = createWriteStream(path, { flags: 'wx' });
+    for await (const chunk of data) {
+      signal.throwIfAborted();
+      if (!file.write(chunk)) await once(file, 'drain', { signal });
+    }
+    file.end();
+    await once(file, 'close');
+    signal.throwIfAborted();
+    return { kind: 'file', path, remove };
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+}
