@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { env, loadConfig } from '@switchboard/config';
+import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
+import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
+
+const schema = z
+  .object({
+    ...modelWorkerEnvFields({ grpcPort: 50053, shutdownGraceMs: 60_000 }),
+    ...objectStoreEnvFields,
+    /** The default pipeline id; unset = MODEL_DIR/diffusion/models.json's "default", else the first folder. */
+    DIFFUSION_DEFAULT_MODEL: z.string().min(1).optional(),
+    /** Images generated at once; each denoising loop uses all cores ONNX Runtime is given. */
+    DIFFUSION_CONCURRENCY: env.positiveInt(1),
+    /** Requests allowed to wait for a slot; beyond that → 503 no_capacity with Retry-After. */
+    DIFFUSION_QUEUE_DEPTH: z.coerce.number().int().min(0).default(8),
+    /** guidance_scale when a request gives none (7.5 suits Stable Diffusion 1.x/2.x; 0 suits SD-Turbo). */
+    DIFFUSION_DEFAULT_GUIDANCE_SCALE: z.coerce.number().min(0).max(30).default(7.5),
+    /** Retry-After (seconds) for requests that arrive while the model is still loading. */
+    DIFFUSION_LOADING_RETRY_AFTER_SECONDS: env.positiveInt(5),
+    /** TEST-ONLY knob: delays model loading so tests can observe the `loading` state. Leave 0. */
+    DIFFUSION_LOAD_DELAY_MS: z.coerce.number().int().min(0).default(0),
+  })
+  .superRefine(checkObjectStoreEnv)
+  .transform((e) => ({
+    ...modelWorkerSettings(e),
+    defaultModel: e.DIFFUSION_DEFAULT_MODEL,
+    queue: { concurrency: e.DIFFUSION_CONCURRENCY, depth: e.DIFFUSION_QUEUE_DEPTH },
+    defaultGuidanceScale: e.DIFFUSION_DEFAULT_GUIDANCE_SCALE,
+    loadingRetryAfterSeconds: e.DIFFUSION_LOADING_RETRY_AFTER_SECONDS,
+    loadDelayMs: e.DIFFUSION_LOAD_DELAY_MS,
+    objectStore: objectStoreConfigFrom(e),
+  }));
+
+export type DiffusionConfig = ReturnType<typeof loadDiffusionConfig>;
+
+export function loadDiffusionConfig(source: Record<string, string | undefined> = process.env) {
+  return loadConfig(schema, source);
+}
+
+/** Every variable the diffusion worker reads, so the chart and the runner can be checked against it. */
+export const diffusionEnvVars = Object.keys(schema.in.shape);

@@ -1,0 +1,41 @@
+// The diffusion worker: the shared model-worker life (libs/models runModelWorker) with diffusers
+// ONNX pipelines, the image service and its metrics, and the object store for the PNGs.
+import { ConfigError } from '@switchboard/config';
+import { runModelWorker } from '@switchboard/models';
+import { createObjectStore } from '@switchboard/objectstore';
+import { loadOnnxPipeline } from './adapters/onnx-pipeline.js';
+import { loadDiffusionConfig } from './config.js';
+import { ImageService } from './images/service.js';
+import { createDiffusionMetrics } from './metrics.js';
+import { diffusionService } from './server.js';
+
+async function main(): Promise<void> {
+  const config = loadDiffusionConfig();
+  const objects = createObjectStore(config.objectStore);
+  await runModelWorker({
+    name: 'diffusion',
+    config,
+    createMetrics: createDiffusionMetrics,
+    load: (entry) => loadOnnxPipeline(entry, config.execution),
+    dispose: (model) => model.dispose(),
+    services: ({ models, queue, metrics, logger }) => {
+      // Generation answers 503 while the store is not ready; a store that is down must not stop
+      // the worker from loading its models.
+      objects.ensureReady().then(
+        (report) => logger.info({ s3: config.objectStore.s3 !== undefined, ...report }, 'object store ready'),
+        (error: unknown) => logger.warn({ err: error }, 'object store not ready'),
+      );
+      const images = new ImageService(models, queue, metrics, objects, {
+        defaultGuidanceScale: config.defaultGuidanceScale,
+      });
+      return [diffusionService(images)];
+    },
+  });
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`,
+  );
+  process.exit(1);
+});

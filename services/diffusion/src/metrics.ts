@@ -1,0 +1,59 @@
+// The diffusion worker's Prometheus metrics (API.md §8), labelled by model where it applies.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export function createDiffusionMetrics(registry: Registry) {
+  const registers = [registry];
+  return {
+    queueDepth: new Gauge({
+      name: 'diffusion_queue_depth',
+      help: 'Requests waiting for a generation slot.',
+      registers,
+    }),
+    running: new Gauge({
+      name: 'diffusion_active_generations',
+      help: 'Images being generated now.',
+      registers,
+    }),
+    images: new Counter({
+      name: 'diffusion_images_total',
+      help: 'Finished image requests by outcome (ok, cancelled, error, …).',
+      labelNames: ['model', 'outcome'],
+      registers,
+    }),
+    steps: new Counter({
+      name: 'diffusion_unet_steps_total',
+      help: 'UNet denoising steps run (rate() of it is steps per second).',
+      labelNames: ['model'],
+      registers,
+    }),
+    stepsPerSecond: new Histogram({
+      name: 'diffusion_steps_per_second',
+      help: 'UNet steps per second of each image’s denoising loop.',
+      labelNames: ['model', 'size'],
+      buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100],
+      registers,
+    }),
+    latency: new Histogram({
+      name: 'diffusion_image_seconds',
+      help: 'From the start of generation (after queueing) to the stored PNG, by image size.',
+      labelNames: ['model', 'size'],
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers,
+    }),
+    modelLoadSeconds: new Gauge({
+      name: 'diffusion_model_load_seconds',
+      help: 'How long each model took to load (or to fail).',
+      labelNames: ['model', 'status'],
+      registers,
+    }),
+  };
+}
+
+export type DiffusionMetrics = ReturnType<typeof createDiffusionMetrics>;
+
+/** A low-cardinality size label: the longer side rounded up to a power of two (≤256 … 2048). */
+export function sizeLabel(width: number, height: number): string {
+  const side = Math.max(width, height);
+  for (const bucket of [256, 512, 1024]) if (side <= bucket) return String(bucket);
+  return '2048';
+}
