@@ -3,16 +3,24 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
-import { dockerInstructions, serviceDockerfile } from '../support/bundle.js';
+import {
+  dockerEnv,
+  dockerExposed,
+  dockerInstructions,
+  runtimeStage,
+  serviceDockerfile,
+} from '../support/bundle.js';
 import {
   allContainers,
   componentOf,
   connectionAllowed,
+  cpuCores,
   deploymentOf,
   egressAllowsAddress,
   envNames,
   getPath,
   k8sProblems,
+  memoryBytes,
   modelWorkers,
   ofKind,
   policiesFor,
@@ -765,6 +773,122 @@ describe('chart: browser worker', () => {
   });
 });
 
+describe('chart: worker images', () => {
+  const chartValues = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8')) as Record<string, unknown>;
+  /** Every image of each worker that has one: services/<worker>/Dockerfile and Dockerfile.gpu. */
+  const images = workerNames.flatMap((worker) =>
+    ['Dockerfile', 'Dockerfile.gpu']
+      .map((file) => serviceDockerfile(worker, file))
+      .filter((path) => existsSync(path))
+      .map((path) => ({ worker, path, lines: dockerInstructions(path) })),
+  );
+  const where = (path: string) => path.slice(repoRoot.length + 1);
+
+  test("each image exposes its worker's own default gRPC port and every other port the chart declares", async () => {
+    const imaged = [...new Set(images.map((i) => i.worker))];
+    for (const worker of ['llm', 'whisper', 'browser'])
+      assert.ok(imaged.includes(worker as WorkerName), worker);
+    const objects = render('every worker enabled');
+    for (const { worker, path, lines } of images) {
+      const config = await serviceConfig(worker);
+      assert.ok(config?.load, `services/${worker} exports its config loader`);
+      const defaults = config.load({}) as { grpc: { port: number } };
+      const declared = mainContainer(deploymentOf(objects, worker)!)
+        .ports!.filter((p) => p.name !== 'grpc')
+        .map((p) => p.containerPort);
+      assert.deepEqual(
+        dockerExposed(lines),
+        [defaults.grpc.port, ...declared].sort((a, b) => a - b),
+        where(path),
+      );
+    }
+  });
+
+  test("every variable an image sets is one its worker's config knows; model images read MODEL_DIR where the chart mounts models", async () => {
+    for (const { worker, path, lines } of images) {
+      const config = (await serviceConfig(worker))!;
+      const env = dockerEnv(runtimeStage(lines));
+      const processWide = ['NODE_ENV', 'HOME', 'PATH'];
+      assert.deepEqual(
+        Object.keys(env).filter((n) => !processWide.includes(n) && !config.envVars.includes(n)),
+        [],
+        `${where(path)}: variables ${worker}'s config does not know`,
+      );
+      if (modelWorkers.includes(worker))
+        assert.equal(env.MODEL_DIR, getPath(chartValues, 'models.mountPath'));
+    }
+  });
+
+  test('usesModels in values.yaml marks exactly the model workers', () => {
+    assert.deepEqual(
+      workerNames.filter((w) => getPath(chartValues, `${w}.usesModels`) === true),
+      [...modelWorkers],
+    );
+  });
+});
+
+describe('chart: whisper worker', () => {
+  const withWhisper = Object.entries(matrix)
+    .filter(([, c]) => c.workers.includes('whisper'))
+    .map(([name]) => name);
+  interface LoadedWhisperConfig {
+    modelDir: string;
+    queue: { concurrency: number; depth: number };
+    maxAudioSeconds: number;
+    execution: { providers: string[]; intraOpThreads?: number };
+  }
+  async function loadWhisper(c: Container): Promise<LoadedWhisperConfig> {
+    const config = await serviceConfig('whisper');
+    assert.ok(config?.load, 'services/whisper exports loadWhisperConfig');
+    return config.load(containerEnvironment(c)) as LoadedWhisperConfig;
+  }
+  const whisperOf = (name: string) => mainContainer(deploymentOf(render(name), 'whisper')!);
+
+  test('it loads models from the mount, with one ONNX Runtime thread per requested core', async () => {
+    assert.ok(withWhisper.length >= 5);
+    for (const name of withWhisper) {
+      const c = whisperOf(name);
+      const loaded = await loadWhisper(c);
+      assert.equal(loaded.modelDir, '/models', name);
+      const cores = cpuCores(c.resources?.requests?.cpu);
+      assert.equal(loaded.execution.intraOpThreads, Math.max(1, Math.floor(cores)), `${name}: threads`);
+      // ffmpeg is the image's (FFMPEG_PATH in its Dockerfile): the chart does not move it.
+      assert.equal(envNames(c).includes('FFMPEG_PATH'), false, name);
+    }
+  });
+
+  test('the memory limit holds every upload the queue admits, decoded, and room for the model', async () => {
+    for (const name of withWhisper) {
+      const c = whisperOf(name);
+      const { queue, maxAudioSeconds } = await loadWhisper(c);
+      // 16 kHz mono float32: 64 KB per second of audio, for the running and every waiting upload.
+      const decoded = (queue.concurrency + queue.depth) * maxAudioSeconds * 16_000 * 4;
+      const limit = memoryBytes(c.resources?.limits?.memory);
+      assert.ok(
+        limit - decoded >= 2 * 2 ** 30,
+        `${name}: ${(limit / 2 ** 30).toFixed(1)} GiB leaves less than 2 GiB beside ${(decoded / 2 ** 30).toFixed(1)} GiB of decoded audio`,
+      );
+    }
+  });
+
+  test('KEDA scales on waiting uploads before the queue is full', async () => {
+    for (const name of ['KEDA on', 'everything on']) {
+      const objects = render(name);
+      const { queue } = await loadWhisper(mainContainer(deploymentOf(objects, 'whisper')!));
+      const trigger = (
+        ofKind(objects, 'ScaledObject').find((s) => componentOf(s) === 'whisper')!.spec as {
+          triggers: { type: string; metadata: Record<string, string> }[];
+        }
+      ).triggers[0]!;
+      assert.equal(trigger.metadata.query, 'sum(whisper_queue_depth{service="whisper"})');
+      assert.ok(
+        Number(trigger.metadata.threshold) < queue.depth,
+        `${name}: threshold below WHISPER_QUEUE_DEPTH`,
+      );
+    }
+  });
+});
+
 describe('chart: KEDA triggers', () => {
   test('JetStream for animation, Prometheus queue depth for llm/whisper/diffusion, sessions for browser', () => {
     const scaled = ofKind(render('KEDA on'), 'ScaledObject');
@@ -813,7 +937,8 @@ describe('chart: KEDA triggers', () => {
       }
       checked.push(worker);
     }
-    assert.ok(checked.includes('browser'), 'the browser query is checked');
+    for (const worker of ['llm', 'whisper', 'browser'])
+      assert.ok(checked.includes(worker), `${worker}'s query is checked`);
     t.diagnostic(`checked: ${checked.join(', ')}`);
   });
 });
@@ -894,6 +1019,20 @@ describe('chart: NOTES.txt', () => {
     assert.match(notes, /port-forward svc\/sb-switchboard-gateway 8080:80/);
     assert.match(notes, /get secret sb-switchboard-admin-token/);
     assert.match(notes, /Workers enabled: none/);
+    assert.doesNotMatch(notes, /Model workers/);
+  });
+
+  test('says when model workers have no model source', () => {
+    const bare = helmNotes({ values: [{ whisper: { enabled: true } }] });
+    assert.match(bare, /whisper: sb-switchboard-whisper:50051 \(headless\)\n/);
+    assert.match(bare, /Model workers \(whisper\) report SERVING once their default model has loaded/);
+    assert.match(bare, /WARNING: models\.existingClaim is empty and models\.sync is off/);
+    const claimed = helmNotes({
+      values: [{ whisper: { enabled: true }, models: { existingClaim: 'models' } }],
+    });
+    assert.match(claimed, /Model workers \(whisper\)/);
+    assert.doesNotMatch(claimed, /WARNING: models/);
+    assert.doesNotMatch(helmNotes({ values: [{ browser: { enabled: true } }] }), /Model workers/);
   });
 
   test('warns about an allowlist behind SNAT and about missing cluster CIDRs', () => {
@@ -911,6 +1050,7 @@ describe('chart: NOTES.txt', () => {
       ],
     });
     assert.match(notes, /llm: sb-switchboard-llm:50051 \(headless\), 1 x nvidia\.com\/gpu per pod/);
+    assert.match(notes, /whisper: sb-switchboard-whisper:50051 \(headless\), 1 x nvidia\.com\/gpu per pod/);
     assert.match(notes, /browser: sb-switchboard-browser:50051 \(headless\)\n/);
     assert.match(notes, /WARNING: gateway\.ipAllowlist is set/);
     assert.match(notes, /WARNING: networkPolicies\.clusterCIDRs is empty/);
@@ -1007,6 +1147,7 @@ describe('skaffold.yaml', () => {
     name: string;
     chartPath?: string;
     remoteChart?: string;
+    version?: string;
     valuesFiles?: string[];
     setValues?: Record<string, unknown>;
     setValueTemplates?: Record<string, string>;
@@ -1174,11 +1315,52 @@ describe('skaffold.yaml', () => {
     assert.equal(devInfra.length, 1);
     const releases = devInfra[0]!.deploy!.helm!.releases!;
     assert.deepEqual(releases.map((r) => r.name).sort(), ['minio', 'nats', 'redis']);
-    for (const r of releases) assert.ok(r.remoteChart, `${r.name} comes from its chart repository`);
+    for (const r of releases) {
+      assert.ok(r.remoteChart, `${r.name} comes from its chart repository`);
+      // An exact release, so every developer gets the same infrastructure (deploy/README.md).
+      assert.match(String(r.version ?? ''), /^\d+\.\d+\.\d+$/, `${r.name} pins its chart version`);
+    }
     const natsValues: unknown = parse(
       readFileSync(join(repoRoot, releases.find((r) => r.name === 'nats')!.valuesFiles![0]!), 'utf8'),
     );
     assert.equal(getPath(natsValues, 'config.jetstream.enabled'), true);
+  });
+
+  test('a worker with a Dockerfile.gpu builds it in the gpu profile, on GPU values; every other build is the CPU Dockerfile', () => {
+    const gpuValues = parse(readFileSync(join(valuesDir, 'gpu.yaml'), 'utf8')) as Record<string, unknown>;
+    let variants = 0;
+    for (const c of configs.filter((c) => (c.build?.artifacts ?? []).length > 0)) {
+      const service = c.metadata!.name!;
+      const cpu = `services/${service}/Dockerfile`;
+      assert.deepEqual(
+        c.build!.artifacts!.map((a) => a.docker?.dockerfile),
+        [cpu],
+      );
+      const profile = (name: string) => c.profiles?.find((p) => p.name === name);
+      assert.equal(profile('cpu')?.build, undefined, `${service}: cpu is the default build`);
+      assert.equal(profile('cpu')?.deploy, undefined, `${service}: cpu is the default release`);
+      const gpu = profile('gpu')!;
+      if (!existsSync(join(repoRoot, 'services', service, 'Dockerfile.gpu'))) {
+        assert.equal(gpu.build, undefined, `${service}: no GPU image variant to build`);
+        assert.equal(gpu.deploy, undefined, `${service}: no GPU values`);
+        continue;
+      }
+      variants++;
+      assert.deepEqual(
+        gpu.build?.artifacts?.map((a) => [a.image, a.docker?.dockerfile]),
+        [[`switchboard/${service}`, `${cpu}.gpu`]],
+        `${service}: the gpu profile builds the CUDA variant`,
+      );
+      const [base] = c.deploy!.helm!.releases!;
+      assert.deepEqual(
+        gpu.deploy?.helm?.releases?.map((r) => ({ ...r, valuesFiles: r.valuesFiles?.slice(0, -1) })),
+        [base],
+        `${service}: the gpu release is the default one`,
+      );
+      assert.equal(gpu.deploy.helm.releases[0]!.valuesFiles!.at(-1), 'deploy/helm/values/gpu.yaml');
+      assert.equal(getPath(gpuValues, `${service}.gpu.enabled`), true, `gpu.yaml asks a GPU for ${service}`);
+    }
+    assert.ok(variants >= 2, 'llm and whisper have GPU variants');
   });
 
   test('nothing is patched by array index', () => {

@@ -1,11 +1,15 @@
-// What the bundle tests share: a service's Dockerfile read as instructions, the production install
-// step (`pnpm … deploy /out`) taken from it and run into a temp folder with the workspace's own
-// pnpm, and the check that the deployed folder is self-contained.
+// What the bundle tests share: a service's Dockerfile read as instructions (and the shape every
+// worker image has), the production install step (`pnpm … deploy /out`) taken from it and run into
+// a temp folder with the workspace's own pnpm, the check that the deployed folder is
+// self-contained, and a worker started from that folder up to grpc.health.v1 SERVING.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
+import { freePort } from '@switchboard/devcluster';
+import { waitForServing } from '@switchboard/grpc';
 import { repoRoot } from './helm.js';
 
 /** services/<service>/<file>: the Dockerfile of one service (`Dockerfile.gpu` for a variant). */
@@ -24,6 +28,76 @@ export function dockerInstructions(dockerfilePath: string): string[] {
     .split('\n')
     .map((line) => line.replace(/\s+/g, ' ').trim())
     .filter(Boolean);
+}
+
+/** The instructions of the last stage (from its FROM on): what the image runs. */
+export function runtimeStage(lines: readonly string[]): string[] {
+  const from = lines.findLastIndex((l) => l.startsWith('FROM '));
+  assert.ok(from >= 0, 'a FROM');
+  return lines.slice(from);
+}
+
+/** The variables that ENV instructions set (`ENV A=1 B=2`), later ones winning. */
+export function dockerEnv(lines: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of lines.filter((l) => l.startsWith('ENV '))) {
+    for (const pair of line.slice('ENV '.length).split(' ')) {
+      const at = pair.indexOf('=');
+      assert.ok(at > 0, `ENV in the NAME=value form: ${line}`);
+      env[pair.slice(0, at)] = pair.slice(at + 1);
+    }
+  }
+  return env;
+}
+
+/** The ports of the Dockerfile's EXPOSE, sorted. */
+export function dockerExposed(lines: readonly string[]): number[] {
+  const expose = lines.filter((l) => l.startsWith('EXPOSE '));
+  assert.equal(expose.length, 1, 'one EXPOSE');
+  return expose[0]!
+    .slice('EXPOSE '.length)
+    .split(' ')
+    .map(Number)
+    .sort((a, b) => a - b);
+}
+
+/**
+ * The shape every worker image has (services/llm/Dockerfile is the model): multi-stage from the
+ * pinned Node image, a frozen-lockfile install and build of this worker alone, its runtime packages
+ * from the distribution without recommends (tini among them), nothing downloaded by hand, user
+ * 10001, tini as PID 1 running `node dist/main.js`, and exactly these ports exposed.
+ */
+export function assertWorkerImageShape(
+  lines: readonly string[],
+  expected: { service: string; packages: readonly string[]; exposed: readonly number[] },
+): void {
+  const { service } = expected;
+  assert.ok(lines.filter((l) => l.startsWith('FROM')).length >= 2, 'multi-stage');
+  assert.ok(lines.some((l) => l.startsWith('ARG NODE_IMAGE=node:20-bookworm-slim')));
+  assert.ok(lines.some((l) => /pnpm install --frozen-lockfile/.test(l)));
+  assert.ok(lines.some((l) => l.includes(`--filter "@switchboard/${service}..."`)));
+  assert.ok(lines.some((l) => l.includes(`tsc -b services/${service} `)));
+  const runtime = runtimeStage(lines);
+  const installs = runtime.filter((l) => /apt-get install/.test(l));
+  assert.equal(installs.length, 1, 'one apt-get install, in the runtime stage');
+  assert.match(installs[0]!, /--no-install-recommends/);
+  for (const pkg of ['tini', ...expected.packages]) {
+    assert.match(installs[0]!, new RegExp(`\\s${pkg}(\\s|$)`), `installs ${pkg}`);
+  }
+  for (const l of lines) {
+    assert.doesNotMatch(l, /\bcurl\b|\bwget\b|ADD https?:/, `downloads nothing by hand: ${l}`);
+  }
+  assert.deepEqual(
+    lines.filter((l) => l.startsWith('USER')),
+    ['USER 10001:10001'],
+  );
+  assert.equal(dockerEnv(runtime).HOME, '/tmp', 'HOME on the /tmp volume (read-only root filesystem)');
+  assert.ok(lines.includes('ENTRYPOINT ["/usr/bin/tini", "--"]'));
+  assert.ok(lines.includes('CMD ["node", "dist/main.js"]'));
+  assert.deepEqual(
+    dockerExposed(lines),
+    [...expected.exposed].sort((a, b) => a - b),
+  );
 }
 
 /** The arguments of the Dockerfile's `pnpm … deploy /out`, minus the image-only store folder. */
@@ -157,4 +231,60 @@ export function assertDeployedContents(
     assert.ok(!existsSync(join(out, 'node_modules', dev)), `${dev} is not shipped`);
   }
   assert.deepEqual(linksLeavingFolder(out), [], 'no link points outside the deployed folder');
+}
+
+export interface BundledWorker extends BundledProcess {
+  /** 127.0.0.1:<GRPC_PORT>. */
+  address: string;
+  /** GET /metrics of the worker's METRICS_PORT, as text (asserting 200). */
+  metrics(): Promise<string>;
+  /** SIGTERM (what tini forwards), then the exit code once the process is gone. */
+  terminate(): Promise<number | null>;
+}
+
+/**
+ * Starts a deployed worker (`startBundled`) on free loopback ports (GRPC_PORT, GRPC_HOST,
+ * METRICS_PORT, LOG_LEVEL=warn, then `env`) and waits until grpc.health.v1 reports SERVING,
+ * failing with the worker's output if it exits or reports anything else first.
+ */
+export async function startBundledWorker(
+  out: string,
+  env: Record<string, string>,
+  t: { after(fn: () => void): void },
+  options: { timeoutMs?: number } = {},
+): Promise<BundledWorker> {
+  assert.ok(existsSync(join(out, 'dist', 'main.js')), 'the deploy test ran first');
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const worker = startBundled(
+    out,
+    {
+      GRPC_PORT: String(port),
+      GRPC_HOST: '127.0.0.1',
+      METRICS_PORT: String(metricsPort),
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    t,
+  );
+  const address = `127.0.0.1:${port}`;
+  const exited = once(worker.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const status = await Promise.race([
+    waitForServing(address, { timeoutMs: options.timeoutMs ?? 30_000 }),
+    exited.then(([code, signal]) => `exited (${String(code ?? signal)})`),
+  ]);
+  assert.equal(status, 'SERVING', `the worker did not report SERVING:\n${worker.output()}`);
+  return {
+    ...worker,
+    address,
+    async metrics() {
+      const response = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
+      assert.equal(response.status, 200);
+      return response.text();
+    },
+    async terminate() {
+      if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGTERM');
+      const [code] = await exited;
+      return code;
+    },
+  };
 }

@@ -330,3 +330,31 @@ export async function serviceMetricsText(name: string): Promise<string | undefin
   (create as (registry: unknown) => unknown)(registry);
   return registry.metrics();
 }
+
+/** A Kubernetes CPU quantity ('2', '500m', 1.5) in cores. */
+export function cpuCores(quantity: string | number | undefined): number {
+  const text = String(quantity ?? '');
+  const match = /^(\d+(?:\.\d+)?)(m?)$/.exec(text);
+  if (!match) throw new Error(`not a CPU quantity: ${text}`);
+  return Number(match[1]) / (match[2] ? 1000 : 1);
+}
+
+const memoryUnits: Record<string, number> = {
+  '': 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  T: 1e12,
+  Ki: 2 ** 10,
+  Mi: 2 ** 20,
+  Gi: 2 ** 30,
+  Ti: 2 ** 40,
+};
+
+/** A Kubernetes memory quantity ('8Gi', '512Mi', '1G', bytes) in bytes. */
+export function memoryBytes(quantity: string | number | undefined): number {
+  const text = String(quantity ?? '');
+  const match = /^(\d+(?:\.\d+)?)([kMGT]i?)?$/.exec(text);
+  if (!match || !((match[2] ?? '') in memoryUnits)) throw new Error(`not a memory quantity: ${text}`);
+  return Number(match[1]) * memoryUnits[match[2] ?? '']!;
+}

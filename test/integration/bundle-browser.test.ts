@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { freePort, startNats, type InfraHandle } from '@switchboard/devcluster';
+import { chromiumPids } from '../support/browser-stack.js';
+import {
+  assertDeployedContents,
+  assertWorkerImageShape,
+  dockerEnv,
+  dockerInstructions,
+  runDockerDeploy,
+  runtimeStage,
+  serviceDockerfile,
+  startBundledWorker,
+} from '../support/bundle.js';
+import { serviceConfig } from '../support/helm-checks.js';
+
+/**
+ * The production install step of services/browser/Dockerfile (`pnpm deploy --prod` of the browser
+ * worker alone), run here into a temp folder outside the workspace; the worker is then started
+ * from that folder, as the image's CMD starts it, against a real NATS and the image's Chromium
+ * path (Debian's `chromium`, installed here too). It must launch and connect its warm browser and
+ * report SERVING, and leave no Chromium behind after SIGTERM. If the image would miss a file or a
+ * dependency (playwright-core, the registry, the DevTools relay), this fails.
+ */
+
+const dockerfilePath = serviceDockerfile('browser');
+
+describe('browser worker image contents (pnpm deploy --prod, as the Dockerfile runs it)', () => {
+  let work: string;
+  let out: string;
+  let nats: InfraHandle;
+
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'sb-bundle-browser-'));
+    out = join(work, 'out');
+    nats = await startNats();
+  });
+
+  after(async () => {
+    await nats?.stop();
+    if (work) rmSync(work, { recursive: true, force: true, maxRetries: 5 });
+  });
+
+  test('the Dockerfile: the worker image shape, Debian Chromium and fonts, the worker ports', async () => {
+    const lines = dockerInstructions(dockerfilePath);
+    const config = await serviceConfig('browser');
+    assert.ok(config?.load, 'services/browser exports loadBrowserConfig');
+    const defaults = config.load({}) as {
+      grpc: { port: number };
+      devtools: { port: number };
+      metricsPort: number;
+      chromiumPath: string;
+    };
+    assertWorkerImageShape(lines, {
+      service: 'browser',
+      packages: ['chromium', 'fonts-liberation'],
+      exposed: [defaults.grpc.port, defaults.devtools.port, defaults.metricsPort],
+    });
+    const env = dockerEnv(runtimeStage(lines));
+    assert.equal(env.CHROMIUM_PATH, defaults.chromiumPath);
+    assert.equal(env.CHROMIUM_PATH, '/usr/bin/chromium', "where Debian's chromium package puts it");
+    assert.match(env.BROWSER_PROFILE_ROOT ?? '', /^\/tmp(\/|$)/, 'profiles on the /tmp volume');
+    assert.ok(!lines.some((l) => /playwright(-core)? install/.test(l)), 'no browser build downloaded');
+  });
+
+  test('pnpm deploy --prod of the browser worker gives a self-contained folder without dev dependencies', () => {
+    const args = runDockerDeploy(dockerfilePath, out);
+    assert.ok(args.includes('@switchboard/browser'), `deploys the browser worker: pnpm ${args.join(' ')}`);
+    assertDeployedContents(out, {
+      libs: [
+        'browser-registry',
+        'config',
+        'contracts',
+        'errors',
+        'events',
+        'grpc',
+        'objectstore',
+        'telemetry',
+      ],
+      shipped: ['playwright-core', 'nats', 'ws', 'prom-client', 'zod'],
+      notShipped: ['typescript', '@switchboard/devcluster', '@types/ws'],
+    });
+  });
+
+  test('the worker starts from the deployed folder, launches its warm Chromium, reports SERVING and stops cleanly', async (t) => {
+    const image = dockerEnv(runtimeStage(dockerInstructions(dockerfilePath)));
+    // The image's HOME and profile root are its /tmp volume; here, folders of this test's own.
+    const home = join(work, 'tmp');
+    const profileRoot = join(home, 'profiles');
+    mkdirSync(profileRoot, { recursive: true });
+    const worker = await startBundledWorker(
+      out,
+      {
+        NATS_URL: nats.url,
+        CHROMIUM_PATH: image.CHROMIUM_PATH!,
+        HOME: home,
+        BROWSER_PROFILE_ROOT: profileRoot,
+        BROWSER_POOL_SIZE: '1',
+        DEVTOOLS_PORT: String(await freePort()),
+        DEVTOOLS_HOST: '127.0.0.1',
+        OBJECT_STORE_DIR: join(home, 'objects'),
+      },
+      t,
+    );
+
+    const metrics = await worker.metrics();
+    assert.match(metrics, /process_cpu_user_seconds_total/);
+    assert.match(metrics, /^browser_pool_warm_browsers\{service="browser"\} 1$/m, 'one warm browser');
+    assert.match(metrics, /^browser_active_sessions\{service="browser"\} 0$/m);
+    assert.ok((await chromiumPids(profileRoot)).length > 0, 'the warm Chromium runs from the profile root');
+    assert.ok(readdirSync(profileRoot).length > 0, 'with its own profile directory');
+
+    // SIGTERM (what tini forwards) closes the pool and exits cleanly, leaving no Chromium behind.
+    assert.equal(await worker.terminate(), 0, `exit after SIGTERM:\n${worker.output()}`);
+    const deadline = Date.now() + 5_000;
+    while ((await chromiumPids(profileRoot)).length > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.deepEqual(await chromiumPids(profileRoot), [], 'no Chromium process left');
+  });
+});

@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { credentials, type ServiceError } from '@grpc/grpc-js';
+import { Whisper, type TranscribeResponse__Output } from '@switchboard/contracts';
+import { buildTinyWhisper } from '@switchboard/models-dev';
+import {
+  assertDeployedContents,
+  assertWorkerImageShape,
+  dockerDeployArgs,
+  dockerEnv,
+  dockerInstructions,
+  runDockerDeploy,
+  runtimeStage,
+  serviceDockerfile,
+  startBundledWorker,
+} from '../support/bundle.js';
+import { serviceConfig } from '../support/helm-checks.js';
+
+/**
+ * The production install step of services/whisper/Dockerfile (`pnpm deploy --prod` of the whisper
+ * worker alone), run here into a temp folder outside the workspace; the worker is then started
+ * from that folder, as the image's CMD starts it, with a MODEL_DIR holding the tiny development
+ * Whisper and the image's FFMPEG_PATH. It must report SERVING and transcribe a WAV over gRPC, so
+ * a file or dependency the image would miss (onnxruntime-node's binding, the tokenizer, the
+ * decoder) fails here.
+ */
+
+const cpuDockerfile = serviceDockerfile('whisper');
+const gpuDockerfile = serviceDockerfile('whisper', 'Dockerfile.gpu');
+const modelId = 'tiny-whisper-dev';
+
+/** The image's ports: the worker's own default gRPC port (the chart sets 50051) and metrics. */
+async function defaultPorts(): Promise<number[]> {
+  const config = await serviceConfig('whisper');
+  assert.ok(config?.load, 'services/whisper exports loadWhisperConfig');
+  const defaults = config.load({}) as { grpc: { port: number }; metricsPort: number };
+  return [defaults.grpc.port, defaults.metricsPort];
+}
+
+/** `seconds` of a 440 Hz tone as a 16-bit mono 16 kHz WAV file. */
+function toneWav(seconds: number): Buffer {
+  const rate = 16_000;
+  const samples = Math.round(seconds * rate);
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write('RIFF', 0, 'ascii');
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write('WAVEfmt ', 8, 'ascii');
+  wav.writeUInt32LE(16, 16); // fmt chunk size
+  wav.writeUInt16LE(1, 20); // PCM
+  wav.writeUInt16LE(1, 22); // mono
+  wav.writeUInt32LE(rate, 24);
+  wav.writeUInt32LE(rate * 2, 28); // bytes per second
+  wav.writeUInt16LE(2, 32); // block align
+  wav.writeUInt16LE(16, 34); // bits per sample
+  wav.write('data', 36, 'ascii');
+  wav.writeUInt32LE(samples * 2, 40);
+  for (let i = 0; i < samples; i++) {
+    wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
+  }
+  return wav;
+}
+
+/** Whisper.Transcribe as the gateway calls it: options first, then the upload in chunks. */
+function transcribe(address: string, audio: Buffer, language: string): Promise<TranscribeResponse__Output> {
+  const client = new Whisper(address, credentials.createInsecure());
+  return new Promise<TranscribeResponse__Output>((resolve, reject) => {
+    const call = client.Transcribe(
+      { deadline: Date.now() + 60_000 },
+      (error: ServiceError | null, response?: TranscribeResponse__Output) => {
+        client.close();
+        if (error) reject(error);
+        else resolve(response!);
+      },
+    );
+    call.write({
+      options: { language, format: 'json', declared_size: audio.length, filename: 'tone.wav' },
+    });
+    for (let at = 0; at < audio.length; at += 16 * 1024)
+      call.write({ data: audio.subarray(at, at + 16 * 1024) });
+    call.end();
+  });
+}
+
+describe('whisper worker image contents (pnpm deploy --prod, as the Dockerfile runs it)', () => {
+  let work: string;
+  let out: string;
+  let modelDir: string;
+
+  before(async () => {
+    work = mkdtempSync(join(tmpdir(), 'sb-bundle-whisper-'));
+    out = join(work, 'out');
+    modelDir = join(work, 'models');
+    await buildTinyWhisper(join(modelDir, 'whisper', modelId), { seed: 0 });
+  });
+
+  after(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  test('the CPU Dockerfile: the worker image shape, Debian ffmpeg, no binary downloads', async () => {
+    const lines = dockerInstructions(cpuDockerfile);
+    assertWorkerImageShape(lines, {
+      service: 'whisper',
+      packages: ['ffmpeg'],
+      exposed: await defaultPorts(),
+    });
+    const env = dockerEnv(runtimeStage(lines));
+    assert.equal(env.MODEL_DIR, '/models');
+    assert.equal(env.FFMPEG_PATH, '/usr/bin/ffmpeg', "where Debian's ffmpeg package puts it");
+    assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
+    assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda/.test(l)));
+    assert.ok(!lines.some((l) => l.startsWith('FROM') && /cuda/i.test(l)));
+  });
+
+  test('Dockerfile.gpu: the same worker and ffmpeg on a CUDA base image, with the CUDA 12 provider', async () => {
+    const lines = dockerInstructions(gpuDockerfile);
+    assertWorkerImageShape(lines, {
+      service: 'whisper',
+      packages: ['ffmpeg', 'ca-certificates'],
+      exposed: await defaultPorts(),
+    });
+    assert.ok(lines.some((l) => /^ARG CUDA_IMAGE=nvidia\/cuda:12\.\S*runtime/.test(l)));
+    assert.ok(lines.includes('FROM ${CUDA_IMAGE} AS runtime'), 'the runtime stage is the CUDA image');
+    assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda12/.test(l)));
+    assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
+    const env = dockerEnv(runtimeStage(lines));
+    assert.equal(env.FFMPEG_PATH, '/usr/bin/ffmpeg');
+    assert.equal(env.ORT_EXECUTION_PROVIDERS, 'cuda,cpu');
+    // The runtime stage of both images is the same but for the base and the CUDA provider.
+    assert.deepEqual(
+      { ...env, ORT_EXECUTION_PROVIDERS: undefined },
+      { ...dockerEnv(runtimeStage(dockerInstructions(cpuDockerfile))), ORT_EXECUTION_PROVIDERS: undefined },
+    );
+    // The deploy is the CPU image's, plus onnxruntime-node's install script (which fetches the
+    // CUDA provider); the CPU deploy below thus stands for both.
+    assert.deepEqual(
+      dockerDeployArgs(gpuDockerfile).filter(
+        (a) => a !== '--config.only-built-dependencies=onnxruntime-node',
+      ),
+      dockerDeployArgs(cpuDockerfile),
+    );
+  });
+
+  test('pnpm deploy --prod of the whisper worker gives a self-contained folder without dev dependencies', () => {
+    const args = runDockerDeploy(cpuDockerfile, out);
+    assert.ok(args.includes('@switchboard/whisper'), `deploys the whisper worker: pnpm ${args.join(' ')}`);
+    assertDeployedContents(out, {
+      libs: ['config', 'contracts', 'errors', 'grpc', 'models', 'telemetry'],
+      shipped: ['onnxruntime-node', '@huggingface/transformers', 'prom-client', 'zod'],
+      notShipped: ['typescript', '@switchboard/models-dev', '@switchboard/devcluster'],
+    });
+  });
+
+  test('the worker starts from the deployed folder, loads the model, reports SERVING and transcribes', async (t) => {
+    const image = dockerEnv(runtimeStage(dockerInstructions(cpuDockerfile)));
+    // As the image runs it: `node dist/main.js` from the app folder, a bare environment, the
+    // image's ffmpeg path (the same Debian package is installed here).
+    const worker = await startBundledWorker(
+      out,
+      { MODEL_DIR: modelDir, FFMPEG_PATH: image.FFMPEG_PATH!, ORT_INTRA_OP_THREADS: '1' },
+      t,
+    );
+
+    const seconds = 1.5;
+    const result = await transcribe(worker.address, toneWav(seconds), 'en');
+    assert.equal(result.model, modelId);
+    assert.equal(result.language, 'en');
+    assert.ok(Math.abs(result.duration_s - seconds) < 0.05, `decoded ${result.duration_s} s of ${seconds} s`);
+
+    const metrics = await worker.metrics();
+    assert.match(metrics, /process_cpu_user_seconds_total/);
+    assert.match(metrics, /^whisper_queue_depth\{service="whisper"\} 0$/m);
+    assert.match(metrics, new RegExp(`^whisper_model_load_seconds\\{model="${modelId}",status="ready"`, 'm'));
+    const audio = new RegExp(
+      `^whisper_audio_seconds_total\\{model="${modelId}",service="whisper"\\} (\\S+)$`,
+      'm',
+    );
+    assert.ok(Math.abs(Number(audio.exec(metrics)?.[1]) - seconds) < 0.05, 'the audio is counted');
+
+    // SIGTERM (what tini forwards) drains and exits cleanly.
+    assert.equal(await worker.terminate(), 0, `exit after SIGTERM:\n${worker.output()}`);
+  });
+});
