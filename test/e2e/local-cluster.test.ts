@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { freePort } from '@switchboard/devcluster';
+import { makeAudioFixtures } from '../support/audio.js';
 import { repoRoot } from '../support/gateway.js';
 import { pngSize } from '../support/png.js';
 import { descendants, isRunning as alive } from '../support/processes.js';
@@ -56,6 +57,28 @@ test(
     const { key } = (await created.json()) as { key: string };
     const models = await fetch(`${base}/models`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(models.status, 200);
+    const listed = ((await models.json()) as { data: { capability: string; status: string }[] }).data;
+    for (const capability of ['llm', 'whisper']) {
+      assert.ok(
+        listed.some((m) => m.capability === capability && m.status === 'ready'),
+        `the runner built and loaded a ${capability} development model: ${JSON.stringify(listed)}`,
+      );
+    }
+
+    // A transcription end to end: the upload streamed through the gateway, ffmpeg, the tiny Whisper.
+    const audio = await makeAudioFixtures(5);
+    const form = new FormData();
+    form.append('file', new Blob([audio.long]), 'speech.wav');
+    form.append('format', 'srt');
+    const srt = await fetch(`${base}/transcribe`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
+    assert.equal(srt.status, 200, await srt.clone().text());
+    assert.equal(srt.headers.get('content-type'), 'application/x-subrip; charset=utf-8');
+    assert.match(srt.headers.get('content-language') ?? '', /^[a-z]{2,3}$/);
+    await audio.remove();
 
     // A browser session end to end: Chromium, the guard, the shared local file store.
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@switchboard/devcluster';
 import { waitForServing } from '@switchboard/grpc';
-import { buildTinyLlama } from '@switchboard/models-dev';
+import { buildTinyDiffusion, buildTinyLlama, buildTinyWhisper } from '@switchboard/models-dev';
 import { repoRoot } from './gateway.js';
 
 export interface WorkerProcess {
@@ -108,9 +108,25 @@ export interface TinyModelRepository {
   remove(): Promise<void>;
 }
 
-/** A temporary MODEL_DIR holding the tiny random-weight Llama as llm/<modelId>. */
-export async function tinyLlmRepository(modelId = 'tiny-llama-dev', seed = 0): Promise<TinyModelRepository> {
+/** A temporary MODEL_DIR holding one model, built by `build`, as <capability>/<modelId>. */
+async function tinyRepository(
+  capability: string,
+  modelId: string,
+  build: (dir: string) => Promise<unknown>,
+): Promise<TinyModelRepository> {
   const modelDir = await mkdtemp(join(tmpdir(), 'switchboard-models-'));
-  await buildTinyLlama(join(modelDir, 'llm', modelId), { seed });
+  await build(join(modelDir, capability, modelId));
   return { modelDir, modelId, remove: () => rm(modelDir, { recursive: true, force: true }) };
 }
+
+/** A temporary MODEL_DIR holding the tiny random-weight Llama as llm/<modelId>. */
+export const tinyLlmRepository = (modelId = 'tiny-llama-dev', seed = 0) =>
+  tinyRepository('llm', modelId, (dir) => buildTinyLlama(dir, { seed }));
+
+/** A temporary MODEL_DIR holding the tiny random-weight Whisper as whisper/<modelId>. */
+export const tinyWhisperRepository = (modelId = 'tiny-whisper-dev', seed = 0) =>
+  tinyRepository('whisper', modelId, (dir) => buildTinyWhisper(dir, { seed }));
+
+/** A temporary MODEL_DIR holding the tiny random-weight diffusion pipeline as diffusion/<modelId>. */
+export const tinyDiffusionRepository = (modelId = 'tiny-sd-dev', seed = 0) =>
+  tinyRepository('diffusion', modelId, (dir) => buildTinyDiffusion(dir, { seed }));

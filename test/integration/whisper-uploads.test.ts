@@ -1,0 +1,213 @@
+// The whisper path's behaviour under stress: uploads over the tier limit (refused without the
+// gateway holding them), clients that vanish mid-upload (no ffmpeg left behind), and a model that
+// is still loading (503 model_loading with Retry-After).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { bearer, createKey, type CreatedKey } from '../support/admin.js';
+import { startGateway } from '../support/gateway.js';
+import { descendants, isRunning } from '../support/processes.js';
+import { errorOf, sleep, startStack, type Stack } from '../support/stack.js';
+import {
+  startWorker,
+  tinyWhisperRepository,
+  type TinyModelRepository,
+  type WorkerProcess,
+} from '../support/worker.js';
+
+const UPLOAD_LIMIT = 8 * 1024 * 1024;
+let repo: TinyModelRepository;
+let worker: WorkerProcess;
+let stack: Stack;
+let key: CreatedKey;
+
+before(async () => {
+  repo = await tinyWhisperRepository();
+  worker = await startWorker('whisper', { env: { MODEL_DIR: repo.modelDir } });
+  stack = await startStack({
+    env: {
+      WHISPER_ADDR: worker.address,
+      TIER_POLICIES: JSON.stringify({ basic: { upload_limit_bytes: UPLOAD_LIMIT } }),
+    },
+  });
+  key = await createKey(stack.gateway, { tier: 'basic', rate_limit_per_minute: 10_000 });
+});
+after(async () => {
+  await stack?.stop();
+  await worker?.stop();
+  await repo?.remove();
+});
+
+/** A 16 kHz mono 16-bit WAV header for `seconds` of audio, so ffmpeg starts decoding at once. */
+function wavHeader(seconds: number): Buffer {
+  const dataBytes = seconds * 16_000 * 2;
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0);
+  header.writeUInt32LE(36 + dataBytes, 4);
+  header.write('WAVEfmt ', 8);
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20); // PCM
+  header.writeUInt16LE(1, 22); // mono
+  header.writeUInt32LE(16_000, 24);
+  header.writeUInt32LE(32_000, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36);
+  header.writeUInt32LE(dataBytes, 40);
+  return header;
+}
+
+/** Quiet 16-bit noise: bytes ffmpeg decodes as audio, made once and reused for every chunk. */
+const noise = Uint8Array.from({ length: 256 * 1024 }, (_, i) => (i * 7919) & 0x0f);
+
+/**
+ * A multipart upload sent as a stream (chunked, no Content-Length), so only the gateway's
+ * streamed count can notice its size: `chunks` pieces of `chunkBytes` after a WAV header.
+ */
+function streamedUpload(options: {
+  chunks: number;
+  chunkBytes: number;
+  delayMs?: number;
+  signal?: AbortSignal;
+}) {
+  const boundary = `----switchboard${Date.now()}`;
+  const encoder = new TextEncoder();
+  let sent = 0;
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(
+        encoder.encode(
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="long.wav"\r\n` +
+            `Content-Type: audio/wav\r\n\r\n`,
+        ),
+      );
+      controller.enqueue(wavHeader(3600));
+    },
+    async pull(controller) {
+      if (options.delayMs) await sleep(options.delayMs);
+      // fetch does not cancel a request body when the request is aborted; stop producing here.
+      if (options.signal?.aborted) {
+        controller.close();
+        return;
+      }
+      if (sent++ < options.chunks) {
+        controller.enqueue(noise.slice(0, options.chunkBytes));
+      } else {
+        controller.enqueue(encoder.encode(`\r\n--${boundary}--\r\n`));
+        controller.close();
+      }
+    },
+  });
+  return fetch(`${stack.gateway.url}/transcribe`, {
+    method: 'POST',
+    headers: { ...bearer(key.key), 'content-type': `multipart/form-data; boundary=${boundary}` },
+    body,
+    signal: options.signal,
+    duplex: 'half',
+  });
+}
+
+const ffmpegProcesses = () =>
+  descendants(worker.child.pid!).filter((pid) => {
+    try {
+      return isRunning(pid) && readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'ffmpeg';
+    } catch {
+      return false;
+    }
+  });
+
+async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Peak resident memory of a process so far (VmHWM), in bytes. */
+function peakRss(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match![1]) * 1024;
+}
+
+test('an upload over the tier limit → 413 while it streams; the gateway never holds it', async () => {
+  const stopSending = new AbortController();
+  const gatewayPid = stack.gateway.child.pid!;
+  const before = peakRss(gatewayPid);
+  // 256 MB: a gateway that held uploads would grow by that much; one that streams them grows by
+  // its buffers and the garbage of the chunks it drained after refusing, whatever the size.
+  const total = 32 * UPLOAD_LIMIT;
+  const res = await streamedUpload({
+    chunks: total / noise.length,
+    chunkBytes: noise.length,
+    signal: stopSending.signal,
+  }).catch((error: unknown) => error);
+  // The gateway answers 413 as soon as the limit is crossed; a client still sending may instead
+  // see its request cut off, which is as good a refusal.
+  if (res instanceof Response) {
+    assert.equal(res.status, 413);
+    assert.equal((await errorOf(res)).code, 'payload_too_large');
+  }
+  // The client may still be sending the rest; stop it, or its socket outlives the test.
+  stopSending.abort();
+  const grown = peakRss(gatewayPid) - before;
+  assert.ok(grown < total / 4, `gateway peak memory grew by ${grown} bytes for a ${total}-byte upload`);
+  await until(() => ffmpegProcesses().length === 0, 'the refused upload’s ffmpeg is gone');
+});
+
+test('a client that disconnects mid-upload leaves no ffmpeg process behind', async () => {
+  const abort = new AbortController();
+  const upload = streamedUpload({
+    chunks: 10_000,
+    chunkBytes: 16 * 1024,
+    delayMs: 20,
+    signal: abort.signal,
+  }).catch((error: unknown) => error);
+  await until(() => ffmpegProcesses().length > 0, 'the worker decodes the upload');
+  const running = ffmpegProcesses();
+  abort.abort();
+  assert.ok((await upload) instanceof Error);
+  await until(() => running.every((pid) => !isRunning(pid)), 'ffmpeg exits', 5_000);
+  assert.deepEqual(ffmpegProcesses(), []);
+  // The worker is still healthy and serves the next upload.
+  const res = await streamedUpload({ chunks: 4, chunkBytes: 32_000 });
+  assert.equal(res.status, 200, await res.clone().text());
+});
+
+test('while the model loads: /transcribe → 503 model_loading with Retry-After', async () => {
+  const loading = await startWorker('whisper', {
+    env: {
+      MODEL_DIR: repo.modelDir,
+      WHISPER_LOAD_DELAY_MS: '60000',
+      WHISPER_LOADING_RETRY_AFTER_SECONDS: '7',
+    },
+    waitServing: false,
+  });
+  const gateway = await startGateway({
+    NATS_URL: stack.nats.url,
+    REDIS_URL: stack.redis.url,
+    WHISPER_ADDR: loading.address,
+  });
+  try {
+    const form = new FormData();
+    form.append('file', new Blob([wavHeader(1), Buffer.alloc(32_000)]), 'a.wav');
+    const res = await fetch(`${gateway.url}/transcribe`, {
+      method: 'POST',
+      headers: bearer(key.key),
+      body: form,
+    });
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '7');
+    assert.equal((await errorOf(res)).code, 'model_loading');
+    const models = (await (await fetch(`${gateway.url}/models`, { headers: bearer(key.key) })).json()) as {
+      data: { capability: string; status: string }[];
+    };
+    assert.deepEqual(
+      models.data.filter((m) => m.capability === 'whisper').map((m) => m.status),
+      ['loading'],
+    );
+  } finally {
+    await gateway.stop();
+    await loading.stop();
+  }
+});

@@ -1,0 +1,95 @@
+// Audio fixtures made at test time with Debian's espeak-ng (speech) and ffmpeg (every container),
+// so no recording is committed and every codec the tests claim is really produced by its encoder.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+const SPEECH =
+  'The quick brown fox jumps over the lazy dog. ' +
+  'Switchboard turns speech into text, subtitles and timed segments. ' +
+  'Every container that the decoder reads should give the same words.';
+
+/** Container → ffmpeg output arguments (codec chosen explicitly, so the test says what it means). */
+export const containers = {
+  wav: ['-c:a', 'pcm_s16le'],
+  mp3: ['-c:a', 'libmp3lame', '-b:a', '64k'],
+  m4a: ['-c:a', 'aac', '-b:a', '64k'],
+  ogg: ['-c:a', 'libopus', '-b:a', '32k'],
+  flac: ['-c:a', 'flac'],
+  webm: ['-c:a', 'libopus', '-b:a', '32k'],
+} as const;
+export type Container = keyof typeof containers;
+
+export interface AudioFixtures {
+  dir: string;
+  /** A few seconds of synthetic English speech in `container`. */
+  speech(container: Container): Promise<Buffer>;
+  speechSeconds: number;
+  /** The speech looped to exactly `LONG_SECONDS` (WAV). */
+  long: Buffer;
+  longSeconds: number;
+  /** Three seconds of digital silence (WAV). */
+  silence: Buffer;
+  remove(): Promise<void>;
+}
+
+const ffmpeg = (...args: string[]) =>
+  run('ffmpeg', ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...args]);
+
+export async function duration(path: string): Promise<number> {
+  const { stdout } = await run('ffprobe', [
+    '-v',
+    'error',
+    '-show_entries',
+    'format=duration',
+    '-of',
+    'csv=p=0',
+    path,
+  ]);
+  return Number(stdout.trim());
+}
+
+export async function makeAudioFixtures(longSeconds = 45): Promise<AudioFixtures> {
+  const dir = await mkdtemp(join(tmpdir(), 'switchboard-audio-'));
+  const speechWav = join(dir, 'speech-source.wav');
+  await run('espeak-ng', ['-v', 'en-us', '-s', '150', '-w', speechWav, SPEECH]);
+  const longWav = join(dir, 'long.wav');
+  await ffmpeg(
+    '-stream_loop',
+    '-1',
+    '-i',
+    speechWav,
+    '-t',
+    String(longSeconds),
+    '-ar',
+    '16000',
+    '-ac',
+    '1',
+    longWav,
+  );
+  const silenceWav = join(dir, 'silence.wav');
+  await ffmpeg('-f', 'lavfi', '-i', 'anullsrc=r=16000:cl=mono', '-t', '3', silenceWav);
+  const made = new Map<Container, Buffer>();
+  return {
+    dir,
+    speechSeconds: await duration(speechWav),
+    async speech(container) {
+      let bytes = made.get(container);
+      if (!bytes) {
+        const path = join(dir, `speech.${container}`);
+        await ffmpeg('-i', speechWav, ...containers[container], path);
+        bytes = await readFile(path);
+        made.set(container, bytes);
+      }
+      return bytes;
+    },
+    long: await readFile(longWav),
+    longSeconds: await duration(longWav),
+    silence: await readFile(silenceWav),
+    remove: () => rm(dir, { recursive: true, force: true }),
+  };
+}
