@@ -4,10 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
-import { startGateway } from '../support/gateway.js';
 import { pngSize } from '../support/png.js';
 import { startS3, type S3Server } from '../support/s3.js';
-import { errorOf, sleep, startStack, type Stack } from '../support/stack.js';
+import { errorOf, sleep, startLoadingWorker, startStack, type Stack } from '../support/stack.js';
 import {
   startWorker,
   tinyDiffusionRepository,
@@ -189,20 +188,13 @@ test('a client that disconnects stops the denoising loop', async () => {
 });
 
 test('while the pipeline loads: 503 model_loading with Retry-After; /models says loading', async () => {
-  const loading = await startWorker('diffusion', {
-    env: {
-      MODEL_DIR: repo.modelDir,
-      DIFFUSION_LOAD_DELAY_MS: '60000',
-      DIFFUSION_LOADING_RETRY_AFTER_SECONDS: '4',
-      ...s3.env(bucket),
-    },
-    waitServing: false,
+  const loading = await startLoadingWorker('diffusion', stack, {
+    MODEL_DIR: repo.modelDir,
+    DIFFUSION_LOAD_DELAY_MS: '60000',
+    DIFFUSION_LOADING_RETRY_AFTER_SECONDS: '4',
+    ...s3.env(bucket),
   });
-  const gateway = await startGateway({
-    NATS_URL: stack.nats.url,
-    REDIS_URL: stack.redis.url,
-    DIFFUSION_ADDR: loading.address,
-  });
+  const { gateway } = loading;
   try {
     const res = await fetch(`${gateway.url}/generate-image`, {
       method: 'POST',
@@ -220,7 +212,6 @@ test('while the pipeline loads: 503 model_loading with Retry-After; /models says
       [[repo.modelId, 'loading']],
     );
   } finally {
-    await gateway.stop();
     await loading.stop();
   }
 });

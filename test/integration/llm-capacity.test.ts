@@ -4,8 +4,15 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { waitForServing } from '@switchboard/grpc';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
-import { startGateway, type GatewayProcess } from '../support/gateway.js';
-import { errorOf, sleep, startStack, type Stack } from '../support/stack.js';
+import type { GatewayProcess } from '../support/gateway.js';
+import {
+  errorOf,
+  sleep,
+  startLoadingWorker,
+  startStack,
+  type LoadingWorker,
+  type Stack,
+} from '../support/stack.js';
 import {
   startWorker,
   tinyLlmRepository,
@@ -17,7 +24,7 @@ let repo: TinyModelRepository;
 let busy: WorkerProcess;
 let stack: Stack;
 let key: CreatedKey;
-const started: (WorkerProcess | GatewayProcess)[] = [];
+const started: LoadingWorker[] = [];
 
 before(async () => {
   repo = await tinyLlmRepository();
@@ -72,17 +79,13 @@ async function untilMetric(name: string, value: number): Promise<void> {
 }
 
 test('while the model loads: /query → 503 model_loading with Retry-After, /models says loading, then ready', async () => {
-  const loading = await startWorker('llm', {
-    env: { MODEL_DIR: repo.modelDir, LLM_LOAD_DELAY_MS: '2500', LLM_LOADING_RETRY_AFTER_SECONDS: '3' },
-    waitServing: false,
+  const loading = await startLoadingWorker('llm', stack, {
+    MODEL_DIR: repo.modelDir,
+    LLM_LOAD_DELAY_MS: '2500',
+    LLM_LOADING_RETRY_AFTER_SECONDS: '3',
   });
   started.push(loading);
-  const gateway = await startGateway({
-    NATS_URL: stack.nats.url,
-    REDIS_URL: stack.redis.url,
-    LLM_ADDR: loading.address,
-  });
-  started.push(gateway);
+  const { gateway } = loading;
 
   for (const stream of [false, true]) {
     const res = await query(gateway, { prompt: 'hello', max_tokens: 3, stream });
@@ -99,7 +102,7 @@ test('while the model loads: /query → 503 model_loading with Retry-After, /mod
     [['llm', repo.modelId, 'loading']],
   );
 
-  assert.equal(await waitForServing(loading.address, { timeoutMs: 20_000 }), 'SERVING');
+  assert.equal(await waitForServing(loading.worker.address, { timeoutMs: 20_000 }), 'SERVING');
   let status = 'loading';
   for (let i = 0; i < 40 && status !== 'ready'; i++) {
     status = (await models())[0]?.status ?? 'missing';

@@ -5,9 +5,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
-import { startGateway } from '../support/gateway.js';
 import { descendants, isRunning } from '../support/processes.js';
-import { errorOf, sleep, startStack, type Stack } from '../support/stack.js';
+import { errorOf, sleep, startLoadingWorker, startStack, type Stack } from '../support/stack.js';
 import {
   startWorker,
   tinyWhisperRepository,
@@ -175,19 +174,12 @@ test('a client that disconnects mid-upload leaves no ffmpeg process behind', asy
 });
 
 test('while the model loads: /transcribe → 503 model_loading with Retry-After', async () => {
-  const loading = await startWorker('whisper', {
-    env: {
-      MODEL_DIR: repo.modelDir,
-      WHISPER_LOAD_DELAY_MS: '60000',
-      WHISPER_LOADING_RETRY_AFTER_SECONDS: '7',
-    },
-    waitServing: false,
+  const loading = await startLoadingWorker('whisper', stack, {
+    MODEL_DIR: repo.modelDir,
+    WHISPER_LOAD_DELAY_MS: '60000',
+    WHISPER_LOADING_RETRY_AFTER_SECONDS: '7',
   });
-  const gateway = await startGateway({
-    NATS_URL: stack.nats.url,
-    REDIS_URL: stack.redis.url,
-    WHISPER_ADDR: loading.address,
-  });
+  const { gateway } = loading;
   try {
     const form = new FormData();
     form.append('file', new Blob([wavHeader(1), Buffer.alloc(32_000)]), 'a.wav');
@@ -207,7 +199,6 @@ test('while the model loads: /transcribe → 503 model_loading with Retry-After'
       ['loading'],
     );
   } finally {
-    await gateway.stop();
     await loading.stop();
   }
 });

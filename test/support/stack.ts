@@ -1,5 +1,6 @@
 import { startNats, startRedis, type InfraHandle } from '@switchboard/devcluster';
 import { startGateway, type GatewayProcess } from './gateway.js';
+import { startWorker, type WorkerProcess } from './worker.js';
 
 export interface Stack {
   nats: InfraHandle;
@@ -60,3 +61,40 @@ export async function errorOf(res: Response): Promise<ErrorBody['error']> {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface LoadingWorker {
+  worker: WorkerProcess;
+  /** A gateway of its own, on the stack's NATS and Redis, that routes `name` to this worker. */
+  gateway: GatewayProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * A worker started without waiting for its models (give it `<NAME>_LOAD_DELAY_MS` to stay in
+ * `loading`), behind a gateway of its own, so a test can watch what callers see meanwhile.
+ */
+export async function startLoadingWorker(
+  name: string,
+  stack: Stack,
+  env: Record<string, string>,
+): Promise<LoadingWorker> {
+  const worker = await startWorker(name, { env, waitServing: false });
+  try {
+    const gateway = await startGateway({
+      NATS_URL: stack.nats.url,
+      REDIS_URL: stack.redis.url,
+      [`${name.toUpperCase()}_ADDR`]: worker.address,
+    });
+    return {
+      worker,
+      gateway,
+      async stop() {
+        await gateway.stop();
+        await worker.stop();
+      },
+    };
+  } catch (error) {
+    await worker.stop();
+    throw error;
+  }
+}

@@ -11,7 +11,7 @@ import {
   type Logger,
   type LoggerOptions,
 } from '@switchboard/telemetry';
-import type { Registry } from 'prom-client';
+import { Gauge, type Registry } from 'prom-client';
 import { ModelRegistry } from './registry.js';
 import { scanRepository, type ModelEntry } from './repository.js';
 import { WorkQueue } from './queue.js';
@@ -30,12 +30,11 @@ export interface ModelWorkerConfig {
   readonly shutdownGraceMs: number;
 }
 
-/** The gauges every model worker keeps, whatever else its metrics hold. */
+/** The queue gauges every model worker keeps, whatever else its metrics hold. */
 export interface ModelWorkerMetrics {
   readonly queueDepth: { set(value: number): void };
   /** Jobs running now (generations, transcriptions, images). */
   readonly running: { set(value: number): void };
-  readonly modelLoadSeconds: { set(labels: { model: string; status: string }, value: number): void };
 }
 
 export interface ModelWorker<H, M> {
@@ -62,6 +61,12 @@ export async function runModelWorker<H, M extends ModelWorkerMetrics>(
   const logger = createLogger({ service: name, level: config.logLevel });
   const promRegistry = createRegistry(name);
   const metrics = spec.createMetrics(promRegistry);
+  const modelLoadSeconds = new Gauge({
+    name: `${name}_model_load_seconds`,
+    help: 'How long each model took to load (or to fail).',
+    labelNames: ['model', 'status'],
+    registers: [promRegistry],
+  });
 
   const scan = await scanRepository(resolve(config.modelDir), name, { defaultModel: config.defaultModel });
   useLocalModels(scan.capabilityDir);
@@ -73,7 +78,7 @@ export async function runModelWorker<H, M extends ModelWorkerMetrics>(
     logger,
     load: (entry) => spec.load(entry),
     dispose: (handle) => spec.dispose(handle),
-    onLoaded: (entry, status, seconds) => metrics.modelLoadSeconds.set({ model: entry.id, status }, seconds),
+    onLoaded: (entry, status, seconds) => modelLoadSeconds.set({ model: entry.id, status }, seconds),
     loadingRetryAfterSeconds: config.loadingRetryAfterSeconds,
     loadDelayMs: config.loadDelayMs,
   });

@@ -40,12 +40,6 @@ export function createDiffusionMetrics(registry: Registry) {
       buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
       registers,
     }),
-    modelLoadSeconds: new Gauge({
-      name: 'diffusion_model_load_seconds',
-      help: 'How long each model took to load (or to fail).',
-      labelNames: ['model', 'status'],
-      registers,
-    }),
   };
 }
 

@@ -46,12 +46,6 @@ export function createLlmMetrics(registry: Registry) {
       labelNames: ['model'],
       registers,
     }),
-    modelLoadSeconds: new Gauge({
-      name: 'llm_model_load_seconds',
-      help: 'How long each model took to load (or to fail).',
-      labelNames: ['model', 'status'],
-      registers,
-    }),
   };
 }
 

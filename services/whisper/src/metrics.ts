@@ -39,12 +39,6 @@ export function createWhisperMetrics(registry: Registry) {
       labelNames: ['model', 'outcome'],
       registers,
     }),
-    modelLoadSeconds: new Gauge({
-      name: 'whisper_model_load_seconds',
-      help: 'How long each model took to load (or to fail).',
-      labelNames: ['model', 'status'],
-      registers,
-    }),
   };
 }
 
