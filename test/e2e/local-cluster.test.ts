@@ -58,7 +58,7 @@ test(
     const models = await fetch(`${base}/models`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(models.status, 200);
     const listed = ((await models.json()) as { data: { capability: string; status: string }[] }).data;
-    for (const capability of ['llm', 'whisper']) {
+    for (const capability of ['llm', 'whisper', 'diffusion']) {
       assert.ok(
         listed.some((m) => m.capability === capability && m.status === 'ready'),
         `the runner built and loaded a ${capability} development model: ${JSON.stringify(listed)}`,
@@ -79,6 +79,17 @@ test(
     assert.equal(srt.headers.get('content-type'), 'application/x-subrip; charset=utf-8');
     assert.match(srt.headers.get('content-language') ?? '', /^[a-z]{2,3}$/);
     await audio.remove();
+
+    // An image end to end: the tiny pipeline, the PNG in the shared local store, served back.
+    const generated = await fetch(`${base}/generate-image`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'a lighthouse', width: 256, height: 128, steps: 4 }),
+    });
+    assert.equal(generated.status, 200, await generated.clone().text());
+    const { url: imageUrl } = (await generated.json()) as { url: string };
+    const png = await fetch(`${base}${imageUrl}`, { headers: { authorization: `Bearer ${key}` } });
+    assert.deepEqual(pngSize(Buffer.from(await png.arrayBuffer())), { width: 256, height: 128 });
 
     // A browser session end to end: Chromium, the guard, the shared local file store.
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
