@@ -1,19 +1,21 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { freePort } from '@switchboard/devcluster';
-import { waitForServing } from '@switchboard/grpc';
 import { buildTinyLlama } from '@switchboard/models-dev';
 import {
-  dockerDeployArgs,
-  dockerInstructions,
+  aptPackages,
   assertDeployedContents,
-  startBundled,
+  assertWorkerImageShape,
+  dockerDeployArgs,
+  dockerEnv,
+  dockerInstructions,
   runDockerDeploy,
+  runtimeStage,
   serviceDockerfile,
+  startBundledWorker,
+  workerDefaultPorts,
 } from '../support/bundle.js';
 import { repoRoot } from '../support/helm.js';
 
@@ -27,24 +29,6 @@ import { repoRoot } from '../support/helm.js';
 const cpuDockerfile = serviceDockerfile('llm');
 const gpuDockerfile = serviceDockerfile('llm', 'Dockerfile.gpu');
 const modelId = 'tiny-llama-dev';
-
-/** The runtime-stage shape both llm images share. */
-function assertWorkerImageShape(lines: string[]): void {
-  const from = lines.filter((l) => l.startsWith('FROM'));
-  assert.ok(from.length >= 2, 'multi-stage');
-  assert.ok(lines.some((l) => l.startsWith('ARG NODE_IMAGE=node:20-bookworm-slim')));
-  assert.ok(lines.some((l) => /pnpm install --frozen-lockfile/.test(l)));
-  assert.ok(lines.some((l) => /--filter "@switchboard\/llm\.\.\."/.test(l)));
-  assert.ok(lines.some((l) => /apt-get install .*\btini\b/.test(l)));
-  assert.deepEqual(
-    lines.filter((l) => l.startsWith('USER')),
-    ['USER 10001:10001'],
-  );
-  assert.ok(lines.some((l) => l.startsWith('ENV ') && /\bMODEL_DIR=\/models\b/.test(l)));
-  assert.ok(lines.includes('ENTRYPOINT ["/usr/bin/tini", "--"]'));
-  assert.ok(lines.includes('CMD ["node", "dist/main.js"]'));
-  assert.ok(lines.includes('EXPOSE 50051 9464'));
-}
 
 describe('llm worker image contents (pnpm deploy --prod, as the Dockerfile runs it)', () => {
   let work: string;
@@ -66,21 +50,35 @@ describe('llm worker image contents (pnpm deploy --prod, as the Dockerfile runs 
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  test('the CPU Dockerfile: multi-stage, tini, non-root, no binary downloads, the worker ports', () => {
+  test('the CPU Dockerfile: the worker image shape, tini as its only system package, no binary downloads', async () => {
     const lines = dockerInstructions(cpuDockerfile);
-    assertWorkerImageShape(lines);
+    assertWorkerImageShape(lines, { service: 'llm', packages: [], exposed: await workerDefaultPorts('llm') });
+    assert.deepEqual(aptPackages(lines), ['tini']);
+    assert.equal(dockerEnv(runtimeStage(lines)).MODEL_DIR, '/models');
     assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
     assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda/.test(l)));
     assert.ok(!lines.some((l) => l.startsWith('FROM') && /cuda/i.test(l)));
   });
 
-  test('Dockerfile.gpu: the same worker on a CUDA base image, with the CUDA 12 provider', () => {
+  test('Dockerfile.gpu: the same worker on a CUDA base image, with the CUDA 12 provider', async () => {
     const lines = dockerInstructions(gpuDockerfile);
-    assertWorkerImageShape(lines);
+    assertWorkerImageShape(lines, {
+      service: 'llm',
+      packages: ['ca-certificates'],
+      exposed: await workerDefaultPorts('llm'),
+    });
+    assert.deepEqual(aptPackages(lines), ['ca-certificates', 'tini']);
     assert.ok(lines.some((l) => /^ARG CUDA_IMAGE=nvidia\/cuda:12\.\S*runtime/.test(l)));
     assert.ok(lines.includes('FROM ${CUDA_IMAGE} AS runtime'), 'the runtime stage is the CUDA image');
     assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda12/.test(l)));
     assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
+    const env = dockerEnv(runtimeStage(lines));
+    assert.equal(env.ORT_EXECUTION_PROVIDERS, 'cuda,cpu');
+    // The runtime stage of both images is the same but for the base and the CUDA provider.
+    assert.deepEqual(
+      { ...env, ORT_EXECUTION_PROVIDERS: undefined },
+      { ...dockerEnv(runtimeStage(dockerInstructions(cpuDockerfile))), ORT_EXECUTION_PROVIDERS: undefined },
+    );
     // The deploy is the CPU image's, plus onnxruntime-node's install script (which fetches the
     // CUDA provider); the CPU deploy below thus stands for both.
     assert.deepEqual(
@@ -103,36 +101,15 @@ describe('llm worker image contents (pnpm deploy --prod, as the Dockerfile runs 
   });
 
   test('the worker starts from the deployed folder, loads the model and reports SERVING', async (t) => {
-    assert.ok(existsSync(join(out, 'dist', 'main.js')), 'the deploy test ran first');
-    const port = await freePort();
-    const metricsPort = await freePort();
     // As the image runs it: `node dist/main.js` from the app folder, a bare environment.
-    const { child, output: logs } = startBundled(
-      out,
-      {
-        GRPC_PORT: String(port),
-        GRPC_HOST: '127.0.0.1',
-        METRICS_PORT: String(metricsPort),
-        MODEL_DIR: modelDir,
-        LOG_LEVEL: 'warn',
-      },
-      t,
-    );
+    const worker = await startBundledWorker(out, { MODEL_DIR: modelDir }, t);
 
-    const exited = once(child, 'exit').then(([code, signal]) => `exited (${String(code ?? signal)})`);
-    const status = await Promise.race([waitForServing(`127.0.0.1:${port}`, { timeoutMs: 30_000 }), exited]);
-    assert.equal(status, 'SERVING', `the worker did not report SERVING:\n${logs()}`);
-
-    const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
-    assert.equal(metrics.status, 200);
-    const text = await metrics.text();
-    assert.match(text, /process_cpu_user_seconds_total/);
-    assert.match(text, /^llm_queue_depth\{/m);
-    assert.match(text, new RegExp(`^llm_model_load_seconds\\{model="${modelId}",status="ready"`, 'm'));
+    const metrics = await worker.metrics();
+    assert.match(metrics, /process_cpu_user_seconds_total/);
+    assert.match(metrics, /^llm_queue_depth\{service="llm"\} 0$/m);
+    assert.match(metrics, new RegExp(`^llm_model_load_seconds\\{model="${modelId}",status="ready"`, 'm'));
 
     // SIGTERM (what tini forwards) drains and exits cleanly.
-    child.kill('SIGTERM');
-    const [code] = (await once(child, 'exit')) as [number | null];
-    assert.equal(code, 0, `exit after SIGTERM:\n${logs()}`);
+    assert.equal(await worker.terminate(), 0, `exit after SIGTERM:\n${worker.output()}`);
   });
 });

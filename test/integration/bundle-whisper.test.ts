@@ -16,8 +16,8 @@ import {
   runtimeStage,
   serviceDockerfile,
   startBundledWorker,
+  workerDefaultPorts,
 } from '../support/bundle.js';
-import { serviceConfig } from '../support/helm-checks.js';
 
 /**
  * The production install step of services/whisper/Dockerfile (`pnpm deploy --prod` of the whisper
@@ -31,14 +31,6 @@ import { serviceConfig } from '../support/helm-checks.js';
 const cpuDockerfile = serviceDockerfile('whisper');
 const gpuDockerfile = serviceDockerfile('whisper', 'Dockerfile.gpu');
 const modelId = 'tiny-whisper-dev';
-
-/** The image's ports: the worker's own default gRPC port (the chart sets 50051) and metrics. */
-async function defaultPorts(): Promise<number[]> {
-  const config = await serviceConfig('whisper');
-  assert.ok(config?.load, 'services/whisper exports loadWhisperConfig');
-  const defaults = config.load({}) as { grpc: { port: number }; metricsPort: number };
-  return [defaults.grpc.port, defaults.metricsPort];
-}
 
 /** `seconds` of a 440 Hz tone as a 16-bit mono 16 kHz WAV file. */
 function toneWav(seconds: number): Buffer {
@@ -105,7 +97,7 @@ describe('whisper worker image contents (pnpm deploy --prod, as the Dockerfile r
     assertWorkerImageShape(lines, {
       service: 'whisper',
       packages: ['ffmpeg'],
-      exposed: await defaultPorts(),
+      exposed: await workerDefaultPorts('whisper'),
     });
     const env = dockerEnv(runtimeStage(lines));
     assert.equal(env.MODEL_DIR, '/models');
@@ -120,7 +112,7 @@ describe('whisper worker image contents (pnpm deploy --prod, as the Dockerfile r
     assertWorkerImageShape(lines, {
       service: 'whisper',
       packages: ['ffmpeg', 'ca-certificates'],
-      exposed: await defaultPorts(),
+      exposed: await workerDefaultPorts('whisper'),
     });
     assert.ok(lines.some((l) => /^ARG CUDA_IMAGE=nvidia\/cuda:12\.\S*runtime/.test(l)));
     assert.ok(lines.includes('FROM ${CUDA_IMAGE} AS runtime'), 'the runtime stage is the CUDA image');

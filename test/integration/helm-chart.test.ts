@@ -404,6 +404,23 @@ for (const [name, expected] of Object.entries(matrix)) {
       }
     });
 
+    test('the drain fits the grace period: preStop sleep, then SHUTDOWN_GRACE_MS for in-flight calls (services that exist)', async () => {
+      for (const d of ofKind<DeploymentObject>(render(name), 'Deployment')) {
+        const component = componentOf(d)!;
+        const config = await serviceConfig(component);
+        if (!config?.load) continue; // the service does not exist yet
+        const c = mainContainer(d);
+        const { shutdownGraceMs } = config.load(containerEnvironment(c)) as { shutdownGraceMs: number };
+        const preStop = c.lifecycle?.preStop?.exec?.command;
+        assert.equal(preStop?.[0], 'sleep', `${component}: preStop sleeps`);
+        const grace = d.spec.template.spec.terminationGracePeriodSeconds ?? 30;
+        assert.ok(
+          Number(preStop[1]) + shutdownGraceMs / 1000 <= grace,
+          `${component}: ${preStop[1]} s preStop + ${shutdownGraceMs / 1000} s SHUTDOWN_GRACE_MS exceed terminationGracePeriodSeconds ${grace}`,
+        );
+      }
+    });
+
     test('gateway: HTTP probes /healthz (liveness) and /readyz (readiness)', () => {
       const c = mainContainer(deploymentOf(render(name), 'gateway')!);
       assert.equal(c.livenessProbe?.httpGet?.path, '/healthz');
@@ -786,7 +803,7 @@ describe('chart: worker images', () => {
 
   test("each image exposes its worker's own default gRPC port and every other port the chart declares", async () => {
     const imaged = [...new Set(images.map((i) => i.worker))];
-    for (const worker of ['llm', 'whisper', 'browser'])
+    for (const worker of ['llm', 'whisper', 'diffusion', 'browser'])
       assert.ok(imaged.includes(worker as WorkerName), worker);
     const objects = render('every worker enabled');
     for (const { worker, path, lines } of images) {
@@ -889,6 +906,87 @@ describe('chart: whisper worker', () => {
   });
 });
 
+describe('chart: diffusion worker', () => {
+  const withDiffusion = Object.entries(matrix)
+    .filter(([, c]) => c.workers.includes('diffusion'))
+    .map(([name]) => name);
+  interface LoadedDiffusionConfig {
+    modelDir: string;
+    queue: { concurrency: number; depth: number };
+    execution: { providers: string[]; intraOpThreads?: number };
+    objectStore: { s3?: { endpoint: string; bucket: string }; directory: string };
+  }
+  async function loadDiffusion(c: Container): Promise<LoadedDiffusionConfig> {
+    const config = await serviceConfig('diffusion');
+    assert.ok(config?.load, 'services/diffusion exports loadDiffusionConfig');
+    return config.load(containerEnvironment(c)) as LoadedDiffusionConfig;
+  }
+  const objectStoreEnv = (c: Container) =>
+    (c.env ?? []).filter((e) => e.name.startsWith('S3_') || e.name === 'OBJECT_STORE_DIR');
+
+  test('it loads models from the mount, with one ONNX Runtime thread per requested core', async () => {
+    assert.ok(withDiffusion.length >= 5);
+    for (const name of withDiffusion) {
+      const c = mainContainer(deploymentOf(render(name), 'diffusion')!);
+      const loaded = await loadDiffusion(c);
+      assert.equal(loaded.modelDir, '/models', name);
+      const cores = cpuCores(c.resources?.requests?.cpu);
+      assert.equal(loaded.execution.intraOpThreads, Math.max(1, Math.floor(cores)), `${name}: threads`);
+      assert.equal(loaded.queue.concurrency, 1, `${name}: one image at a time uses every thread`);
+    }
+  });
+
+  test("PNGs go where the gateway reads them: the gateway's S3 settings and Secret, else /tmp/objects", async () => {
+    // The cases with s3.existingSecret, and the Secret they name.
+    const s3Secret: Record<string, string> = {
+      'external infra URLs and secrets': 'sb-s3',
+      'models synced from the object store': 'sb-s3',
+      'skaffold: dev + gpu values, every worker': 'minio',
+      'everything on': 'sb-s3',
+    };
+    for (const name of withDiffusion) {
+      const objects = render(name);
+      const gateway = objectStoreEnv(mainContainer(deploymentOf(objects, 'gateway')!));
+      const c = mainContainer(deploymentOf(objects, 'diffusion')!);
+      assert.deepEqual(objectStoreEnv(c), gateway, `${name}: the same variables and Secret references`);
+      const loaded = await loadDiffusion(c);
+      const secret = s3Secret[name];
+      assert.equal(loaded.objectStore.s3 !== undefined, secret !== undefined, `${name}: S3 on or off`);
+      if (secret) {
+        assert.deepEqual(
+          objectStoreEnv(c)
+            .filter((e) => e.valueFrom)
+            .map((e) => [e.name, e.valueFrom?.secretKeyRef?.name]),
+          [
+            ['S3_ACCESS_KEY', secret],
+            ['S3_SECRET_KEY', secret],
+          ],
+          name,
+        );
+      } else {
+        assert.equal(loaded.objectStore.directory, '/tmp/objects', name);
+      }
+    }
+  });
+
+  test('KEDA scales on waiting requests before the queue is full', async () => {
+    for (const name of ['KEDA on', 'everything on']) {
+      const objects = render(name);
+      const { queue } = await loadDiffusion(mainContainer(deploymentOf(objects, 'diffusion')!));
+      const trigger = (
+        ofKind(objects, 'ScaledObject').find((s) => componentOf(s) === 'diffusion')!.spec as {
+          triggers: { type: string; metadata: Record<string, string> }[];
+        }
+      ).triggers[0]!;
+      assert.equal(trigger.metadata.query, 'sum(diffusion_queue_depth{service="diffusion"})');
+      assert.ok(
+        Number(trigger.metadata.threshold) < queue.depth,
+        `${name}: threshold below DIFFUSION_QUEUE_DEPTH`,
+      );
+    }
+  });
+});
+
 describe('chart: KEDA triggers', () => {
   test('JetStream for animation, Prometheus queue depth for llm/whisper/diffusion, sessions for browser', () => {
     const scaled = ofKind(render('KEDA on'), 'ScaledObject');
@@ -937,7 +1035,7 @@ describe('chart: KEDA triggers', () => {
       }
       checked.push(worker);
     }
-    for (const worker of ['llm', 'whisper', 'browser'])
+    for (const worker of ['llm', 'whisper', 'diffusion', 'browser'])
       assert.ok(checked.includes(worker), `${worker}'s query is checked`);
     t.diagnostic(`checked: ${checked.join(', ')}`);
   });
@@ -1051,6 +1149,10 @@ describe('chart: NOTES.txt', () => {
     });
     assert.match(notes, /llm: sb-switchboard-llm:50051 \(headless\), 1 x nvidia\.com\/gpu per pod/);
     assert.match(notes, /whisper: sb-switchboard-whisper:50051 \(headless\), 1 x nvidia\.com\/gpu per pod/);
+    assert.match(
+      notes,
+      /diffusion: sb-switchboard-diffusion:50051 \(headless\), 1 x nvidia\.com\/gpu per pod/,
+    );
     assert.match(notes, /browser: sb-switchboard-browser:50051 \(headless\)\n/);
     assert.match(notes, /WARNING: gateway\.ipAllowlist is set/);
     assert.match(notes, /WARNING: networkPolicies\.clusterCIDRs is empty/);
@@ -1360,7 +1462,7 @@ describe('skaffold.yaml', () => {
       assert.equal(gpu.deploy.helm.releases[0]!.valuesFiles!.at(-1), 'deploy/helm/values/gpu.yaml');
       assert.equal(getPath(gpuValues, `${service}.gpu.enabled`), true, `gpu.yaml asks a GPU for ${service}`);
     }
-    assert.ok(variants >= 2, 'llm and whisper have GPU variants');
+    assert.ok(variants >= 3, 'llm, whisper and diffusion have GPU variants');
   });
 
   test('nothing is patched by array index', () => {

@@ -1,7 +1,8 @@
 // What the bundle tests share: a service's Dockerfile read as instructions (and the shape every
 // worker image has), the production install step (`pnpm … deploy /out`) taken from it and run into
 // a temp folder with the workspace's own pnpm, the check that the deployed folder is
-// self-contained, and a worker started from that folder up to grpc.health.v1 SERVING.
+// self-contained (native libraries included), and a worker started from that folder up to
+// grpc.health.v1 SERVING.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
@@ -10,6 +11,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { freePort } from '@switchboard/devcluster';
 import { waitForServing } from '@switchboard/grpc';
+import { serviceConfig } from './helm-checks.js';
 import { repoRoot } from './helm.js';
 
 /** services/<service>/<file>: the Dockerfile of one service (`Dockerfile.gpu` for a variant). */
@@ -35,6 +37,14 @@ export function runtimeStage(lines: readonly string[]): string[] {
   const from = lines.findLastIndex((l) => l.startsWith('FROM '));
   assert.ok(from >= 0, 'a FROM');
   return lines.slice(from);
+}
+
+/** The packages of the runtime stage's `apt-get install`, sorted (its options left out). */
+export function aptPackages(lines: readonly string[]): string[] {
+  const installs = runtimeStage(lines).filter((l) => /apt-get install/.test(l));
+  assert.equal(installs.length, 1, 'one apt-get install, in the runtime stage');
+  const words = /apt-get install (.*?)(?: &&|$)/.exec(installs[0]!)![1]!.split(' ');
+  return words.filter((w) => !w.startsWith('-')).sort();
 }
 
 /** The variables that ENV instructions set (`ENV A=1 B=2`), later ones winning. */
@@ -98,6 +108,17 @@ export function assertWorkerImageShape(
     dockerExposed(lines),
     [...expected.exposed].sort((a, b) => a - b),
   );
+}
+
+/**
+ * The ports a worker image exposes: the worker's own default gRPC port (GRPC_PORT when unset; the
+ * chart sets 50051) and its metrics port, from its compiled config loader.
+ */
+export async function workerDefaultPorts(service: string): Promise<number[]> {
+  const config = await serviceConfig(service);
+  assert.ok(config?.load, `services/${service} exports load<Name>Config`);
+  const defaults = config.load({}) as { grpc: { port: number }; metricsPort: number };
+  return [defaults.grpc.port, defaults.metricsPort];
 }
 
 /** The arguments of the Dockerfile's `pnpm … deploy /out`, minus the image-only store folder. */
@@ -231,6 +252,45 @@ export function assertDeployedContents(
     assert.ok(!existsSync(join(out, 'node_modules', dev)), `${dev} is not shipped`);
   }
   assert.deepEqual(linksLeavingFolder(out), [], 'no link points outside the deployed folder');
+}
+
+export interface LinkedLibrary {
+  /** The name the file asks for (its DT_NEEDED entry, or the loader and vDSO). */
+  name: string;
+  /** Where the dynamic loader finds it here (the name itself for the loader and the vDSO); null when it is not found. */
+  path: string | null;
+}
+
+/** The shared libraries a native file (a `.node` addon, a `.so`) loads, as `ldd` resolves them. */
+export function linkedLibraries(file: string): LinkedLibrary[] {
+  const result = spawnSync('ldd', [file], { encoding: 'utf8' });
+  assert.equal(result.status, 0, `ldd ${file}:\n${result.stdout}${result.stderr}`);
+  return result.stdout
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line) => {
+      const arrow = /^(\S+) => (not found|(\S+)(?: \(0x[0-9a-f]+\))?)$/.exec(line);
+      if (arrow) return { name: arrow[1]!, path: arrow[3] ?? null };
+      const direct = /^(\S+) \(0x[0-9a-f]+\)$/.exec(line);
+      assert.ok(direct, `ldd ${file}: unexpected line ${line}`);
+      // The loader by its absolute path, or the vDSO the kernel maps in.
+      return { name: direct[1]!, path: direct[1]! };
+    });
+}
+
+/** Every `.node` addon and `.so` library under `dir`, sorted (links are not followed). */
+export function nativeFiles(dir: string): string[] {
+  const found: string[] = [];
+  const walk = (path: string) => {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      const full = join(path, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.isFile() && /\.(node|so(\.\d+)*)$/.test(entry.name)) found.push(full);
+    }
+  };
+  walk(dir);
+  return found.sort();
 }
 
 export interface BundledWorker extends BundledProcess {

@@ -86,6 +86,7 @@ export interface Container {
 
 export interface PodSpec {
   containers: Container[];
+  terminationGracePeriodSeconds?: number;
   initContainers?: Container[];
   securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
   tolerations?: { key?: string; operator?: string; effect?: string }[];
