@@ -13,15 +13,25 @@ import { bearer, createKey } from '../support/admin.js';
 import { startStack } from '../support/stack.js';
 import { startWorker, tinyDiffusionRepository } from '../support/worker.js';
 
-const runs = Number(process.env.BENCH_RUNS ?? 3);
+const runs = Number(process.env.BENCH_RUNS ?? 5);
 const steps = 20;
 const sizes = [256, 512, 1024];
 
-async function perRun(fn: () => Promise<unknown>): Promise<number> {
-  await fn(); // warm-up: ORT arenas, JIT, sockets
-  const started = performance.now();
-  for (let i = 0; i < runs; i++) await fn();
-  return (performance.now() - started) / runs / 1000;
+/**
+ * Mean seconds per call of each path, the paths taking turns run by run, so drift in the machine's
+ * load (two shared cores) falls on both alike instead of on whichever ran second.
+ */
+async function alternating(paths: (() => Promise<unknown>)[]): Promise<number[]> {
+  for (const path of paths) await path(); // warm-up: ORT arenas, JIT, sockets
+  const totals = paths.map(() => 0);
+  for (let i = 0; i < runs; i++) {
+    for (const [index, path] of paths.entries()) {
+      const started = performance.now();
+      await path();
+      totals[index]! += performance.now() - started;
+    }
+  }
+  return totals.map((ms) => ms / runs / 1000);
 }
 
 const repo = await tinyDiffusionRepository();
@@ -50,10 +60,8 @@ try {
       seed: 7n,
       guidanceScale: 7.5,
     };
-    const inProcess = await perRun(async () =>
-      encodePng(await denoise(model, request, new AbortController().signal)),
-    );
-    const gateway = await perRun(async () => {
+    const inProcessPath = async () => encodePng(await denoise(model, request, new AbortController().signal));
+    const gatewayPath = async () => {
       const res = await fetch(`${stack.gateway.url}/generate-image`, {
         method: 'POST',
         headers: { ...bearer(key.key), 'content-type': 'application/json' },
@@ -68,7 +76,8 @@ try {
       });
       if (res.status !== 200) throw new Error(`generate-image: ${res.status} ${await res.text()}`);
       await res.arrayBuffer();
-    });
+    };
+    const [inProcess = NaN, gateway = NaN] = await alternating([inProcessPath, gatewayPath]);
     rows.push({
       size: `${side}×${side}`,
       'in-process s/image': inProcess.toFixed(3),
