@@ -67,7 +67,10 @@ async function runFfmpeg(
     ],
     { stdio: ['pipe', 'pipe', 'pipe'] },
   );
-  const exited = once(ffmpeg, 'close') as Promise<[number | null, NodeJS.Signals | null]>;
+  // Settles either way: a binary that could not start emits 'error' instead of closing.
+  const exited = (once(ffmpeg, 'close') as Promise<[number | null, NodeJS.Signals | null]>).catch(
+    (): [null, null] => [null, null],
+  );
   const spawned = once(ffmpeg, 'spawn');
 
   let stderr = '';

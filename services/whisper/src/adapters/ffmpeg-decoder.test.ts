@@ -1,0 +1,72 @@
+// The decoder against Debian's real ffmpeg (the set-up installs it): samples out of a WAV made
+// here, invalid_audio for bytes that are not audio, payload_too_large past the duration limit,
+// and a clear error when the binary is missing.
+import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import { test } from 'node:test';
+import { isSwitchboardError } from '@switchboard/errors';
+import { createLogger } from '@switchboard/telemetry';
+import { decodeToPcm, type DecodeOptions } from './ffmpeg-decoder.js';
+
+/** A 16-bit PCM WAV of a 440 Hz tone at `rate` Hz, mono. */
+function toneWav(seconds: number, rate: number): Buffer {
+  const samples = Math.round(seconds * rate);
+  const wav = Buffer.alloc(44 + samples * 2);
+  wav.write('RIFF', 0, 'latin1');
+  wav.writeUInt32LE(36 + samples * 2, 4);
+  wav.write('WAVEfmt ', 8, 'latin1');
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20);
+  wav.writeUInt16LE(1, 22);
+  wav.writeUInt32LE(rate, 24);
+  wav.writeUInt32LE(rate * 2, 28);
+  wav.writeUInt16LE(2, 32);
+  wav.writeUInt16LE(16, 34);
+  wav.write('data', 36, 'latin1');
+  wav.writeUInt32LE(samples * 2, 40);
+  for (let i = 0; i < samples; i++) {
+    wav.writeInt16LE(Math.round(16_000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
+  }
+  return wav;
+}
+
+const options = (overrides: Partial<DecodeOptions> = {}): DecodeOptions => ({
+  ffmpegPath: 'ffmpeg',
+  maxSeconds: 60,
+  spoolDir: tmpdir(),
+  logger: createLogger({ service: 'test', level: 'silent' }),
+  signal: new AbortController().signal,
+  ...overrides,
+});
+
+/** The upload in small pieces, as the gRPC stream delivers it. */
+const pieces = (bytes: Buffer, size = 4096) =>
+  Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+
+test('a 44.1 kHz WAV becomes 16 kHz mono float samples of the same duration and level', async () => {
+  const samples = await decodeToPcm(pieces(toneWav(1.5, 44_100)), options());
+  assert.ok(Math.abs(samples.length - 24_000) <= 16, String(samples.length));
+  const peak = samples.reduce((max, x) => Math.max(max, Math.abs(x)), 0);
+  assert.ok(Math.abs(peak - 16_000 / 32_768) < 0.02, `peak ${peak}`);
+});
+
+test('bytes that are not audio → invalid_audio', async () => {
+  await assert.rejects(
+    decodeToPcm(pieces(Buffer.from('this is a text file, not audio\n'.repeat(500))), options()),
+    (error) => isSwitchboardError(error) && error.code === 'invalid_audio',
+  );
+});
+
+test('audio longer than the limit → payload_too_large', async () => {
+  await assert.rejects(
+    decodeToPcm(pieces(toneWav(3, 16_000)), options({ maxSeconds: 1 })),
+    (error) => isSwitchboardError(error) && error.code === 'payload_too_large',
+  );
+});
+
+test('a missing ffmpeg binary is reported by its configured path', async () => {
+  await assert.rejects(
+    decodeToPcm(pieces(toneWav(0.1, 16_000)), options({ ffmpegPath: '/nonexistent/ffmpeg' })),
+    /ffmpeg not found at "\/nonexistent\/ffmpeg"/,
+  );
+});
