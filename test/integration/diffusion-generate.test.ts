@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { pngSize } from '../support/png.js';
 import { startS3, type S3Server } from '../support/s3.js';
-import { errorOf, sleep, startLoadingWorker, startStack, type Stack } from '../support/stack.js';
+import { errorOf, sleep, startWorkerWithGateway, startStack, type Stack } from '../support/stack.js';
 import {
   startWorker,
   tinyDiffusionRepository,
@@ -188,12 +188,17 @@ test('a client that disconnects stops the denoising loop', async () => {
 });
 
 test('while the pipeline loads: 503 model_loading with Retry-After; /models says loading', async () => {
-  const loading = await startLoadingWorker('diffusion', stack, {
-    MODEL_DIR: repo.modelDir,
-    DIFFUSION_LOAD_DELAY_MS: '60000',
-    DIFFUSION_LOADING_RETRY_AFTER_SECONDS: '4',
-    ...s3.env(bucket),
-  });
+  const loading = await startWorkerWithGateway(
+    'diffusion',
+    stack,
+    {
+      MODEL_DIR: repo.modelDir,
+      DIFFUSION_LOAD_DELAY_MS: '60000',
+      DIFFUSION_LOADING_RETRY_AFTER_SECONDS: '4',
+      ...s3.env(bucket),
+    },
+    { waitServing: false },
+  );
   const { gateway } = loading;
   try {
     const res = await fetch(`${gateway.url}/generate-image`, {
@@ -213,5 +218,33 @@ test('while the pipeline loads: 503 model_loading with Retry-After; /models says
     );
   } finally {
     await loading.stop();
+  }
+});
+
+test('a full queue → 503 no_capacity with Retry-After; the admitted image still completes', async () => {
+  const busy = await startWorkerWithGateway('diffusion', stack, {
+    MODEL_DIR: repo.modelDir,
+    DIFFUSION_CONCURRENCY: '1',
+    DIFFUSION_QUEUE_DEPTH: '0',
+    ...s3.env(bucket),
+  });
+  try {
+    const post = (steps: number) =>
+      fetch(`${busy.gateway.url}/generate-image`, {
+        method: 'POST',
+        headers: { ...bearer(key.key), 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'busy', width: 1024, height: 1024, steps, seed: 5 }),
+      });
+    const running = post(60);
+    // Sequenced by the worker's own gauge, so the overflow certainly meets a busy worker.
+    for (let i = 0; i < 200 && (await busy.worker.metric('diffusion_active_generations')) < 1; i++)
+      await sleep(10);
+    const refused = await post(1);
+    assert.equal(refused.status, 503);
+    assert.match(refused.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+    assert.equal((await errorOf(refused)).code, 'no_capacity');
+    assert.equal((await running).status, 200);
+  } finally {
+    await busy.stop();
   }
 });

@@ -8,9 +8,9 @@ import type { GatewayProcess } from '../support/gateway.js';
 import {
   errorOf,
   sleep,
-  startLoadingWorker,
+  startWorkerWithGateway,
   startStack,
-  type LoadingWorker,
+  type WorkerWithGateway,
   type Stack,
 } from '../support/stack.js';
 import {
@@ -24,7 +24,7 @@ let repo: TinyModelRepository;
 let busy: WorkerProcess;
 let stack: Stack;
 let key: CreatedKey;
-const started: LoadingWorker[] = [];
+const started: WorkerWithGateway[] = [];
 
 before(async () => {
   repo = await tinyLlmRepository();
@@ -79,11 +79,16 @@ async function untilMetric(name: string, value: number): Promise<void> {
 }
 
 test('while the model loads: /query → 503 model_loading with Retry-After, /models says loading, then ready', async () => {
-  const loading = await startLoadingWorker('llm', stack, {
-    MODEL_DIR: repo.modelDir,
-    LLM_LOAD_DELAY_MS: '2500',
-    LLM_LOADING_RETRY_AFTER_SECONDS: '3',
-  });
+  const loading = await startWorkerWithGateway(
+    'llm',
+    stack,
+    {
+      MODEL_DIR: repo.modelDir,
+      LLM_LOAD_DELAY_MS: '2500',
+      LLM_LOADING_RETRY_AFTER_SECONDS: '3',
+    },
+    { waitServing: false },
+  );
   started.push(loading);
   const { gateway } = loading;
 

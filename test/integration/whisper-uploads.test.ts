@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { descendants, isRunning } from '../support/processes.js';
-import { errorOf, sleep, startLoadingWorker, startStack, type Stack } from '../support/stack.js';
+import { errorOf, sleep, startWorkerWithGateway, startStack, type Stack } from '../support/stack.js';
 import {
   startWorker,
   tinyWhisperRepository,
@@ -174,11 +174,16 @@ test('a client that disconnects mid-upload leaves no ffmpeg process behind', asy
 });
 
 test('while the model loads: /transcribe → 503 model_loading with Retry-After', async () => {
-  const loading = await startLoadingWorker('whisper', stack, {
-    MODEL_DIR: repo.modelDir,
-    WHISPER_LOAD_DELAY_MS: '60000',
-    WHISPER_LOADING_RETRY_AFTER_SECONDS: '7',
-  });
+  const loading = await startWorkerWithGateway(
+    'whisper',
+    stack,
+    {
+      MODEL_DIR: repo.modelDir,
+      WHISPER_LOAD_DELAY_MS: '60000',
+      WHISPER_LOADING_RETRY_AFTER_SECONDS: '7',
+    },
+    { waitServing: false },
+  );
   const { gateway } = loading;
   try {
     const form = new FormData();

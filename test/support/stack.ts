@@ -62,7 +62,7 @@ export async function errorOf(res: Response): Promise<ErrorBody['error']> {
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export interface LoadingWorker {
+export interface WorkerWithGateway {
   worker: WorkerProcess;
   /** A gateway of its own, on the stack's NATS and Redis, that routes `name` to this worker. */
   gateway: GatewayProcess;
@@ -70,15 +70,17 @@ export interface LoadingWorker {
 }
 
 /**
- * A worker started without waiting for its models (give it `<NAME>_LOAD_DELAY_MS` to stay in
- * `loading`), behind a gateway of its own, so a test can watch what callers see meanwhile.
+ * A worker with settings of its own behind a gateway of its own on the stack's NATS and Redis.
+ * With `waitServing: false` it is not waited for (give it `<NAME>_LOAD_DELAY_MS` to stay in
+ * `loading`), so a test can watch what callers see while its models load.
  */
-export async function startLoadingWorker(
+export async function startWorkerWithGateway(
   name: string,
   stack: Stack,
   env: Record<string, string>,
-): Promise<LoadingWorker> {
-  const worker = await startWorker(name, { env, waitServing: false });
+  options: { waitServing?: boolean } = {},
+): Promise<WorkerWithGateway> {
+  const worker = await startWorker(name, { env, waitServing: options.waitServing });
   try {
     const gateway = await startGateway({
       NATS_URL: stack.nats.url,
