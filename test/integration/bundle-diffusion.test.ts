@@ -14,11 +14,9 @@ import {
 import { buildTinyDiffusion } from '@switchboard/models-dev';
 import { LocalObjectStore } from '@switchboard/objectstore';
 import {
-  aptPackages,
+  assertCpuModelImage,
   assertDeployedContents,
-  assertWorkerImageShape,
-  dockerDeployArgs,
-  dockerEnv,
+  assertGpuVariant,
   dockerInstructions,
   linkedLibraries,
   nativeFiles,
@@ -26,7 +24,6 @@ import {
   runtimeStage,
   serviceDockerfile,
   startBundledWorker,
-  workerDefaultPorts,
 } from '../support/bundle.js';
 import { pngSize } from '../support/png.js';
 
@@ -111,49 +108,13 @@ describe('diffusion worker image contents (pnpm deploy --prod, as the Dockerfile
   });
 
   test('the CPU Dockerfile: the worker image shape, tini as its only system package, no binary downloads', async () => {
-    const lines = dockerInstructions(cpuDockerfile);
-    assertWorkerImageShape(lines, {
-      service: 'diffusion',
-      packages: [],
-      exposed: await workerDefaultPorts('diffusion'),
-    });
     // sharp's binary and libvips come from npm (checked on the deployed folder below).
-    assert.deepEqual(aptPackages(lines), ['tini']);
-    const env = dockerEnv(runtimeStage(lines));
-    assert.equal(env.MODEL_DIR, '/models');
+    const env = await assertCpuModelImage('diffusion');
     assert.equal(env.OBJECT_STORE_DIR, '/tmp/objects', 'without S3, PNGs go to the /tmp volume');
-    assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
-    assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda/.test(l)));
-    assert.ok(!lines.some((l) => l.startsWith('FROM') && /cuda/i.test(l)));
   });
 
   test('Dockerfile.gpu: the same worker on a CUDA base image, with the CUDA 12 provider', async () => {
-    const lines = dockerInstructions(gpuDockerfile);
-    assertWorkerImageShape(lines, {
-      service: 'diffusion',
-      packages: ['ca-certificates'],
-      exposed: await workerDefaultPorts('diffusion'),
-    });
-    assert.deepEqual(aptPackages(lines), ['ca-certificates', 'tini']);
-    assert.ok(lines.some((l) => /^ARG CUDA_IMAGE=nvidia\/cuda:12\.\S*runtime/.test(l)));
-    assert.ok(lines.includes('FROM ${CUDA_IMAGE} AS runtime'), 'the runtime stage is the CUDA image');
-    assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda12/.test(l)));
-    assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
-    const env = dockerEnv(runtimeStage(lines));
-    assert.equal(env.ORT_EXECUTION_PROVIDERS, 'cuda,cpu');
-    // The runtime stage of both images is the same but for the base and the CUDA provider.
-    assert.deepEqual(
-      { ...env, ORT_EXECUTION_PROVIDERS: undefined },
-      { ...dockerEnv(runtimeStage(dockerInstructions(cpuDockerfile))), ORT_EXECUTION_PROVIDERS: undefined },
-    );
-    // The deploy is the CPU image's, plus onnxruntime-node's install script (which fetches the
-    // CUDA provider); the CPU deploy below thus stands for both.
-    assert.deepEqual(
-      dockerDeployArgs(gpuDockerfile).filter(
-        (a) => a !== '--config.only-built-dependencies=onnxruntime-node',
-      ),
-      dockerDeployArgs(cpuDockerfile),
-    );
+    await assertGpuVariant('diffusion');
   });
 
   test('pnpm deploy --prod of the diffusion worker gives a self-contained folder without dev dependencies', () => {

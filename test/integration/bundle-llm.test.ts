@@ -5,17 +5,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { buildTinyLlama } from '@switchboard/models-dev';
 import {
-  aptPackages,
+  assertCpuModelImage,
   assertDeployedContents,
-  assertWorkerImageShape,
-  dockerDeployArgs,
-  dockerEnv,
-  dockerInstructions,
+  assertGpuVariant,
   runDockerDeploy,
-  runtimeStage,
   serviceDockerfile,
   startBundledWorker,
-  workerDefaultPorts,
 } from '../support/bundle.js';
 import { repoRoot } from '../support/helm.js';
 
@@ -27,7 +22,6 @@ import { repoRoot } from '../support/helm.js';
  */
 
 const cpuDockerfile = serviceDockerfile('llm');
-const gpuDockerfile = serviceDockerfile('llm', 'Dockerfile.gpu');
 const modelId = 'tiny-llama-dev';
 
 describe('llm worker image contents (pnpm deploy --prod, as the Dockerfile runs it)', () => {
@@ -51,42 +45,11 @@ describe('llm worker image contents (pnpm deploy --prod, as the Dockerfile runs 
   });
 
   test('the CPU Dockerfile: the worker image shape, tini as its only system package, no binary downloads', async () => {
-    const lines = dockerInstructions(cpuDockerfile);
-    assertWorkerImageShape(lines, { service: 'llm', packages: [], exposed: await workerDefaultPorts('llm') });
-    assert.deepEqual(aptPackages(lines), ['tini']);
-    assert.equal(dockerEnv(runtimeStage(lines)).MODEL_DIR, '/models');
-    assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
-    assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda/.test(l)));
-    assert.ok(!lines.some((l) => l.startsWith('FROM') && /cuda/i.test(l)));
+    await assertCpuModelImage('llm');
   });
 
   test('Dockerfile.gpu: the same worker on a CUDA base image, with the CUDA 12 provider', async () => {
-    const lines = dockerInstructions(gpuDockerfile);
-    assertWorkerImageShape(lines, {
-      service: 'llm',
-      packages: ['ca-certificates'],
-      exposed: await workerDefaultPorts('llm'),
-    });
-    assert.deepEqual(aptPackages(lines), ['ca-certificates', 'tini']);
-    assert.ok(lines.some((l) => /^ARG CUDA_IMAGE=nvidia\/cuda:12\.\S*runtime/.test(l)));
-    assert.ok(lines.includes('FROM ${CUDA_IMAGE} AS runtime'), 'the runtime stage is the CUDA image');
-    assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda12/.test(l)));
-    assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
-    const env = dockerEnv(runtimeStage(lines));
-    assert.equal(env.ORT_EXECUTION_PROVIDERS, 'cuda,cpu');
-    // The runtime stage of both images is the same but for the base and the CUDA provider.
-    assert.deepEqual(
-      { ...env, ORT_EXECUTION_PROVIDERS: undefined },
-      { ...dockerEnv(runtimeStage(dockerInstructions(cpuDockerfile))), ORT_EXECUTION_PROVIDERS: undefined },
-    );
-    // The deploy is the CPU image's, plus onnxruntime-node's install script (which fetches the
-    // CUDA provider); the CPU deploy below thus stands for both.
-    assert.deepEqual(
-      dockerDeployArgs(gpuDockerfile).filter(
-        (a) => a !== '--config.only-built-dependencies=onnxruntime-node',
-      ),
-      dockerDeployArgs(cpuDockerfile),
-    );
+    await assertGpuVariant('llm');
   });
 
   test('pnpm deploy --prod of the llm worker gives a self-contained folder without dev dependencies', () => {

@@ -7,16 +7,15 @@ import { credentials, type ServiceError } from '@grpc/grpc-js';
 import { Whisper, type TranscribeResponse__Output } from '@switchboard/contracts';
 import { buildTinyWhisper } from '@switchboard/models-dev';
 import {
+  assertCpuModelImage,
   assertDeployedContents,
-  assertWorkerImageShape,
-  dockerDeployArgs,
+  assertGpuVariant,
   dockerEnv,
   dockerInstructions,
   runDockerDeploy,
   runtimeStage,
   serviceDockerfile,
   startBundledWorker,
-  workerDefaultPorts,
 } from '../support/bundle.js';
 
 /**
@@ -29,7 +28,6 @@ import {
  */
 
 const cpuDockerfile = serviceDockerfile('whisper');
-const gpuDockerfile = serviceDockerfile('whisper', 'Dockerfile.gpu');
 const modelId = 'tiny-whisper-dev';
 
 /** `seconds` of a 440 Hz tone as a 16-bit mono 16 kHz WAV file. */
@@ -93,47 +91,12 @@ describe('whisper worker image contents (pnpm deploy --prod, as the Dockerfile r
   });
 
   test('the CPU Dockerfile: the worker image shape, Debian ffmpeg, no binary downloads', async () => {
-    const lines = dockerInstructions(cpuDockerfile);
-    assertWorkerImageShape(lines, {
-      service: 'whisper',
-      packages: ['ffmpeg'],
-      exposed: await workerDefaultPorts('whisper'),
-    });
-    const env = dockerEnv(runtimeStage(lines));
-    assert.equal(env.MODEL_DIR, '/models');
+    const env = await assertCpuModelImage('whisper', ['ffmpeg']);
     assert.equal(env.FFMPEG_PATH, '/usr/bin/ffmpeg', "where Debian's ffmpeg package puts it");
-    assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
-    assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda/.test(l)));
-    assert.ok(!lines.some((l) => l.startsWith('FROM') && /cuda/i.test(l)));
   });
 
   test('Dockerfile.gpu: the same worker and ffmpeg on a CUDA base image, with the CUDA 12 provider', async () => {
-    const lines = dockerInstructions(gpuDockerfile);
-    assertWorkerImageShape(lines, {
-      service: 'whisper',
-      packages: ['ffmpeg', 'ca-certificates'],
-      exposed: await workerDefaultPorts('whisper'),
-    });
-    assert.ok(lines.some((l) => /^ARG CUDA_IMAGE=nvidia\/cuda:12\.\S*runtime/.test(l)));
-    assert.ok(lines.includes('FROM ${CUDA_IMAGE} AS runtime'), 'the runtime stage is the CUDA image');
-    assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda12/.test(l)));
-    assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
-    const env = dockerEnv(runtimeStage(lines));
-    assert.equal(env.FFMPEG_PATH, '/usr/bin/ffmpeg');
-    assert.equal(env.ORT_EXECUTION_PROVIDERS, 'cuda,cpu');
-    // The runtime stage of both images is the same but for the base and the CUDA provider.
-    assert.deepEqual(
-      { ...env, ORT_EXECUTION_PROVIDERS: undefined },
-      { ...dockerEnv(runtimeStage(dockerInstructions(cpuDockerfile))), ORT_EXECUTION_PROVIDERS: undefined },
-    );
-    // The deploy is the CPU image's, plus onnxruntime-node's install script (which fetches the
-    // CUDA provider); the CPU deploy below thus stands for both.
-    assert.deepEqual(
-      dockerDeployArgs(gpuDockerfile).filter(
-        (a) => a !== '--config.only-built-dependencies=onnxruntime-node',
-      ),
-      dockerDeployArgs(cpuDockerfile),
-    );
+    await assertGpuVariant('whisper', ['ffmpeg']);
   });
 
   test('pnpm deploy --prod of the whisper worker gives a self-contained folder without dev dependencies', () => {

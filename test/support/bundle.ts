@@ -348,3 +348,55 @@ export async function startBundledWorker(
     },
   };
 }
+
+/**
+ * The CPU image of a model worker (llm, whisper, diffusion): the worker image shape with exactly
+ * tini and `packages` from apt, models read from /models, and onnxruntime-node's install script
+ * skipped (no CUDA download, no CUDA base). Returns the runtime stage's ENV for further checks.
+ */
+export async function assertCpuModelImage(
+  service: string,
+  packages: readonly string[] = [],
+): Promise<Record<string, string>> {
+  const lines = dockerInstructions(serviceDockerfile(service));
+  assertWorkerImageShape(lines, { service, packages, exposed: await workerDefaultPorts(service) });
+  assert.deepEqual(aptPackages(lines), [...packages, 'tini'].sort());
+  const env = dockerEnv(runtimeStage(lines));
+  assert.equal(env.MODEL_DIR, '/models');
+  assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
+  assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda/.test(l)));
+  assert.ok(!lines.some((l) => l.startsWith('FROM') && /cuda/i.test(l)));
+  return env;
+}
+
+/**
+ * A model worker's Dockerfile.gpu: the CPU image's worker and packages (plus ca-certificates) on
+ * a CUDA 12 runtime base with onnxruntime-node's CUDA provider, the same ENV but for the provider
+ * list, and the CPU image's deploy plus that one install script — so the CPU bundle test stands
+ * for both images.
+ */
+export async function assertGpuVariant(service: string, packages: readonly string[] = []): Promise<void> {
+  const cpuDockerfile = serviceDockerfile(service);
+  const gpuDockerfile = serviceDockerfile(service, 'Dockerfile.gpu');
+  const lines = dockerInstructions(gpuDockerfile);
+  assertWorkerImageShape(lines, {
+    service,
+    packages: [...packages, 'ca-certificates'],
+    exposed: await workerDefaultPorts(service),
+  });
+  assert.deepEqual(aptPackages(lines), [...packages, 'ca-certificates', 'tini'].sort());
+  assert.ok(lines.some((l) => /^ARG CUDA_IMAGE=nvidia\/cuda:12\.\S*runtime/.test(l)));
+  assert.ok(lines.includes('FROM ${CUDA_IMAGE} AS runtime'), 'the runtime stage is the CUDA image');
+  assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda12/.test(l)));
+  assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
+  const env = dockerEnv(runtimeStage(lines));
+  assert.equal(env.ORT_EXECUTION_PROVIDERS, 'cuda,cpu');
+  assert.deepEqual(
+    { ...env, ORT_EXECUTION_PROVIDERS: undefined },
+    { ...dockerEnv(runtimeStage(dockerInstructions(cpuDockerfile))), ORT_EXECUTION_PROVIDERS: undefined },
+  );
+  assert.deepEqual(
+    dockerDeployArgs(gpuDockerfile).filter((a) => a !== '--config.only-built-dependencies=onnxruntime-node'),
+    dockerDeployArgs(cpuDockerfile),
+  );
+}
