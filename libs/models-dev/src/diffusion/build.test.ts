@@ -3,14 +3,10 @@
 // saying what the worker and diffusers read: components, scheduler, VAE scaling, the dev marker.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { DEV_MODEL_MARKER } from '../marker.js';
 import { buildTinyDiffusion, tinyDiffusionFiles } from './build.js';
-import { withTmp } from './testing.js';
+import { assertCliWrites, assertWritten, listFiles, withTmp } from '../testing.js';
 
 const LAYOUT = [
   'model_index.json',
@@ -29,18 +25,9 @@ const LAYOUT = [
 ];
 /** What a seed decides: the weights, and the seed recorded in the marker. */
 const SEEDED = ['model_index.json', 'text_encoder/model.onnx', 'unet/model.onnx', 'vae_decoder/model.onnx'];
-const cli = fileURLToPath(new URL('../cli.js', import.meta.url));
 
 const parse = (bytes: Uint8Array | undefined): Record<string, unknown> =>
   JSON.parse(Buffer.from(bytes ?? []).toString()) as Record<string, unknown>;
-
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
-    .sort();
-}
 
 test('the same seed gives identical bytes; another seed changes the weights only; the folder is small', () => {
   const a = tinyDiffusionFiles({ seed: 42 });
@@ -127,18 +114,8 @@ test('buildTinyDiffusion writes the layout, and the CLI writes the same bytes fo
     const dir = join(tmp, 'diffusion', 'tiny-sd');
     const { files } = await buildTinyDiffusion(dir, { seed: 5 });
     assert.deepEqual(await listFiles(dir), LAYOUT);
-    for (const [path, bytes] of files) assert.ok((await readFile(join(dir, path))).equals(bytes), path);
+    await assertWritten(dir, files);
     await assert.rejects(buildTinyDiffusion(dir, { seed: 5 }), /already holds files/);
-
-    const viaCli = join(tmp, 'cli-sd');
-    const { stdout } = await promisify(execFile)(process.execPath, [
-      cli,
-      'build-diffusion',
-      viaCli,
-      '--seed',
-      '5',
-    ]);
-    assert.match(stdout, /tiny random-weight development model \(diffusion/);
-    for (const [path, bytes] of files) assert.ok((await readFile(join(viaCli, path))).equals(bytes), path);
+    await assertCliWrites('build-diffusion', 'diffusion', 5, join(tmp, 'cli-sd'), files);
   });
 });

@@ -1,8 +1,5 @@
 // Test support for the tiny diffusion pipeline: ONNX Runtime sessions straight from the built
 // files, seeded inputs, and the summary numbers the tests compare.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { Random } from '../random.js';
 
@@ -81,13 +78,4 @@ export function meanAbsDiff(a: Float32Array, b: Float32Array): number {
   let sum = 0;
   for (let i = 0; i < a.length; i++) sum += Math.abs((a[i] ?? 0) - (b[i] ?? 0));
   return sum / a.length;
-}
-
-export async function withTmp(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'models-dev-diffusion-'));
-  try {
-    await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { AutoTokenizer, env } from '@huggingface/transformers';
 import { writeModelFolder } from '../write.js';
 import { tinyDiffusionFiles } from './build.js';
-import { withTmp } from './testing.js';
+import { withTmp } from '../testing.js';
 
 const { files, ids, shape } = tinyDiffusionFiles();
 const text = (path: string): string => Buffer.from(files.get(path) ?? []).toString();

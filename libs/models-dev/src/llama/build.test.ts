@@ -2,15 +2,12 @@
 // memory, on disk and through the CLI); another seed changes the weights and nothing else.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { InferenceSession } from 'onnxruntime-node';
 import { buildTinyLlama, tinyLlamaFiles } from './build.js';
 import { DEV_MODEL_MARKER } from './config.js';
+import { assertCliUsage, assertCliWrites, assertWritten, listFiles, withTmp } from '../testing.js';
 
 const LAYOUT = [
   'config.json',
@@ -19,24 +16,6 @@ const LAYOUT = [
   'tokenizer.json',
   'tokenizer_config.json',
 ];
-const cli = fileURLToPath(new URL('../cli.js', import.meta.url));
-
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
-    .sort();
-}
-
-async function withTmp(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'models-dev-'));
-  try {
-    await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 test('the same seed gives identical bytes for every file; files are small', () => {
   const a = tinyLlamaFiles({ seed: 42 });
@@ -103,7 +82,7 @@ test('buildTinyLlama writes the layout; it refuses a folder that already holds f
     const dir = join(tmp, 'llm', 'tiny-llama');
     const { files } = await buildTinyLlama(dir, { seed: 5 });
     assert.deepEqual(await listFiles(dir), LAYOUT);
-    for (const [path, bytes] of files) assert.ok((await readFile(join(dir, path))).equals(bytes), path);
+    await assertWritten(dir, files);
     await assert.rejects(buildTinyLlama(dir, { seed: 5 }), /already holds files/);
     assert.deepEqual(await readdir(join(tmp, 'llm')), ['tiny-llama'], 'no partial folder is left behind');
 
@@ -122,14 +101,8 @@ test('buildTinyLlama writes the layout; it refuses a folder that already holds f
 test('the CLI writes the same bytes as the library for the same seed', async () => {
   await withTmp(async (tmp) => {
     const dir = join(tmp, 'cli-model');
-    const { stdout } = await promisify(execFile)(process.execPath, [cli, 'build-llm', dir, '--seed', '9']);
-    assert.match(stdout, /tiny random-weight development model/);
-    const { files } = tinyLlamaFiles({ seed: 9 });
+    await assertCliWrites('build-llm', 'llama', 9, dir, tinyLlamaFiles({ seed: 9 }).files);
     assert.deepEqual(await listFiles(dir), LAYOUT);
-    for (const [path, bytes] of files) assert.ok((await readFile(join(dir, path))).equals(bytes), path);
-    await assert.rejects(
-      promisify(execFile)(process.execPath, [cli, 'build-llm']),
-      /usage: models-dev build-llm/,
-    );
+    await assertCliUsage('build-llm');
   });
 });

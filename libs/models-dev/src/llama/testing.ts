@@ -3,14 +3,8 @@
 import { Tensor, type InferenceSession } from 'onnxruntime-node';
 import type { LlamaShape } from './config.js';
 
-export type Feeds = Record<string, Tensor>;
-
-export const int64 = (rows: readonly (readonly number[])[]): Tensor =>
-  new Tensor(
-    'int64',
-    BigInt64Array.from(rows.flat(), (v) => BigInt(v)),
-    [rows.length, rows[0]?.length ?? 0],
-  );
+export { int64, pastFrom, type Feeds } from '../testing.js';
+import { int64, type Feeds } from '../testing.js';
 
 /** Zero-length past tensors, as Transformers.js creates them for the first step. */
 export function emptyPast(s: LlamaShape, batch: number): Feeds {
@@ -24,15 +18,6 @@ export function emptyPast(s: LlamaShape, batch: number): Feeds {
         s.headDim,
       ]);
     }
-  }
-  return feeds;
-}
-
-/** The next step's past: each `present.<i>.<kind>` output fed back as `past_key_values.<i>.<kind>`. */
-export function pastFrom(outputs: Feeds): Feeds {
-  const feeds: Feeds = {};
-  for (const [name, t] of Object.entries(outputs)) {
-    if (name.startsWith('present.')) feeds[name.replace('present.', 'past_key_values.')] = t;
   }
   return feeds;
 }

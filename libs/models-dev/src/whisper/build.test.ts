@@ -3,15 +3,11 @@
 // JSON files carry what Transformers.js's Whisper reads.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { DEV_MODEL_MARKER } from '../marker.js';
 import { buildTinyWhisper, tinyWhisperFiles } from './build.js';
 import { WHISPER_LANGUAGES } from './tokens.js';
+import { assertCliUsage, assertCliWrites, assertWritten, listFiles, withTmp } from '../testing.js';
 
 const LAYOUT = [
   'config.json',
@@ -23,27 +19,9 @@ const LAYOUT = [
   'tokenizer_config.json',
 ];
 const WEIGHTS = ['onnx/encoder_model.onnx', 'onnx/decoder_model_merged.onnx'];
-const cli = fileURLToPath(new URL('../cli.js', import.meta.url));
 
 const parse = (bytes: Uint8Array | undefined): Record<string, unknown> =>
   JSON.parse(Buffer.from(bytes ?? []).toString()) as Record<string, unknown>;
-
-async function listFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
-    .sort();
-}
-
-async function withTmp(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'models-dev-whisper-build-'));
-  try {
-    await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 test('the same seed gives identical bytes; a different seed changes the weights only; files are small', () => {
   const a = tinyWhisperFiles({ seed: 42 });
@@ -125,19 +103,9 @@ test('buildTinyWhisper writes the layout, and the CLI writes the same bytes for 
     const dir = join(tmp, 'whisper', 'tiny-whisper');
     const { files } = await buildTinyWhisper(dir, { seed: 5 });
     assert.deepEqual(await listFiles(dir), LAYOUT);
-    for (const [path, bytes] of files) assert.ok((await readFile(join(dir, path))).equals(bytes), path);
+    await assertWritten(dir, files);
     await assert.rejects(buildTinyWhisper(dir, { seed: 5 }), /already holds files/);
-
-    const viaCli = join(tmp, 'cli-whisper');
-    const { stdout } = await promisify(execFile)(process.execPath, [
-      cli,
-      'build-whisper',
-      viaCli,
-      '--seed',
-      '5',
-    ]);
-    assert.match(stdout, /tiny random-weight development model \(whisper/);
-    for (const [path, bytes] of files) assert.ok((await readFile(join(viaCli, path))).equals(bytes), path);
-    await assert.rejects(promisify(execFile)(process.execPath, [cli, 'build-whisper']), /usage: models-dev/);
+    await assertCliWrites('build-whisper', 'whisper', 5, join(tmp, 'cli-whisper'), files);
+    await assertCliUsage('build-whisper');
   });
 });

@@ -4,7 +4,8 @@ import { Tensor } from 'onnxruntime-node';
 import { Random } from '../random.js';
 import type { WhisperShape } from './config.js';
 
-export type Feeds = Record<string, Tensor>;
+export { int64, pastFrom, type Feeds } from '../testing.js';
+import type { Feeds } from '../testing.js';
 
 /**
  * `seconds` of 16 kHz mono audio: a few tones that switch on and off every second, plus
@@ -26,13 +27,6 @@ export function syntheticAudio(seconds: number, seed = 1, samplingRate = 16000):
   return out;
 }
 
-export const int64 = (rows: readonly (readonly number[])[]): Tensor =>
-  new Tensor(
-    'int64',
-    BigInt64Array.from(rows.flat(), (v) => BigInt(v)),
-    [rows.length, rows[0]?.length ?? 0],
-  );
-
 /** Zero-length past tensors for every cache input, as Transformers.js creates them. */
 export function emptyPast(s: WhisperShape, batch: number): Feeds {
   const headDim = s.dModel / s.decoderHeads;
@@ -46,15 +40,6 @@ export function emptyPast(s: WhisperShape, batch: number): Feeds {
         headDim,
       ]);
     }
-  }
-  return feeds;
-}
-
-/** The next step's past: each `present.*` output fed back as `past_key_values.*`. */
-export function pastFrom(outputs: Feeds): Feeds {
-  const feeds: Feeds = {};
-  for (const [name, t] of Object.entries(outputs)) {
-    if (name.startsWith('present.')) feeds[name.replace('present.', 'past_key_values.')] = t;
   }
   return feeds;
 }
