@@ -17,22 +17,22 @@ const runs = Number(process.env.BENCH_RUNS ?? 5);
 const steps = 20;
 const sizes = [256, 512, 1024];
 
-/**
- * Mean seconds per call of each path, the paths taking turns run by run, so drift in the machine's
- * load (two shared cores) falls on both alike instead of on whichever ran second.
- */
-async function alternating(paths: (() => Promise<unknown>)[]): Promise<number[]> {
-  for (const path of paths) await path(); // warm-up: ORT arenas, JIT, sockets
-  const totals = paths.map(() => 0);
-  for (let i = 0; i < runs; i++) {
-    for (const [index, path] of paths.entries()) {
-      const started = performance.now();
-      await path();
-      totals[index]! += performance.now() - started;
-    }
-  }
-  return totals.map((ms) => ms / runs / 1000);
+async function perRun(fn: () => Promise<unknown>): Promise<number> {
+  await fn(); // warm-up: ORT arenas, JIT, sockets
+  const started = performance.now();
+  for (let i = 0; i < runs; i++) await fn();
+  return (performance.now() - started) / runs / 1000;
 }
+
+const requestFor = (side: number) => ({
+  prompt: 'a lighthouse at dusk',
+  negativePrompt: '',
+  width: side,
+  height: side,
+  steps,
+  seed: 7n,
+  guidanceScale: 7.5,
+});
 
 const repo = await tinyDiffusionRepository();
 const objects = await mkdtemp(join(tmpdir(), 'switchboard-bench-objects-'));
@@ -44,6 +44,26 @@ const stack = await startStack({
 });
 try {
   const key = await createKey(stack.gateway, { rate_limit_per_minute: 1_000_000 });
+  // The gateway path is measured first, before this process opens sessions of its own: ONNX
+  // Runtime's intra-op threads spin for a while after each run, so sessions in two processes
+  // taking turns on two cores would slow each other down.
+  const gateway = new Map<number, number>();
+  for (const side of sizes) {
+    const { prompt, width, height, guidanceScale } = requestFor(side);
+    gateway.set(
+      side,
+      await perRun(async () => {
+        const res = await fetch(`${stack.gateway.url}/generate-image`, {
+          method: 'POST',
+          headers: { ...bearer(key.key), 'content-type': 'application/json' },
+          body: JSON.stringify({ prompt, width, height, steps, seed: 7, guidance_scale: guidanceScale }),
+        });
+        if (res.status !== 200) throw new Error(`generate-image: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      }),
+    );
+  }
+
   useLocalModels(resolve(repo.modelDir, 'diffusion'));
   const model = await loadOnnxPipeline(
     { id: repo.modelId, dir: join(repo.modelDir, 'diffusion', repo.modelId), description: '' },
@@ -51,40 +71,18 @@ try {
   );
   const rows = [];
   for (const side of sizes) {
-    const request = {
-      prompt: 'a lighthouse at dusk',
-      negativePrompt: '',
-      width: side,
-      height: side,
-      steps,
-      seed: 7n,
-      guidanceScale: 7.5,
-    };
-    const inProcessPath = async () => encodePng(await denoise(model, request, new AbortController().signal));
-    const gatewayPath = async () => {
-      const res = await fetch(`${stack.gateway.url}/generate-image`, {
-        method: 'POST',
-        headers: { ...bearer(key.key), 'content-type': 'application/json' },
-        body: JSON.stringify({
-          prompt: request.prompt,
-          width: side,
-          height: side,
-          steps,
-          seed: 7,
-          guidance_scale: 7.5,
-        }),
-      });
-      if (res.status !== 200) throw new Error(`generate-image: ${res.status} ${await res.text()}`);
-      await res.arrayBuffer();
-    };
-    const [inProcess = NaN, gateway = NaN] = await alternating([inProcessPath, gatewayPath]);
+    const request = requestFor(side);
+    const inProcess = await perRun(async () =>
+      encodePng(await denoise(model, request, new AbortController().signal)),
+    );
+    const viaGateway = gateway.get(side)!;
     rows.push({
       size: `${side}×${side}`,
       'in-process s/image': inProcess.toFixed(3),
       'in-process steps/s': (steps / inProcess).toFixed(1),
-      'gateway s/image': gateway.toFixed(3),
-      'gateway steps/s': (steps / gateway).toFixed(1),
-      'gateway of in-process': `${Math.round((inProcess / gateway) * 100)}%`,
+      'gateway s/image': viaGateway.toFixed(3),
+      'gateway steps/s': (steps / viaGateway).toFixed(1),
+      'gateway of in-process': `${Math.round((inProcess / viaGateway) * 100)}%`,
     });
   }
   process.stdout.write(
