@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { credentials, type ServiceError } from '@grpc/grpc-js';
 import { Whisper, type TranscribeResponse__Output } from '@switchboard/contracts';
 import { buildTinyWhisper } from '@switchboard/models-dev';
+import { toneWav } from '../support/audio.js';
 import {
   assertCpuModelImage,
   assertDeployedContents,
@@ -29,29 +30,6 @@ import {
 
 const cpuDockerfile = serviceDockerfile('whisper');
 const modelId = 'tiny-whisper-dev';
-
-/** `seconds` of a 440 Hz tone as a 16-bit mono 16 kHz WAV file. */
-function toneWav(seconds: number): Buffer {
-  const rate = 16_000;
-  const samples = Math.round(seconds * rate);
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write('RIFF', 0, 'ascii');
-  wav.writeUInt32LE(36 + samples * 2, 4);
-  wav.write('WAVEfmt ', 8, 'ascii');
-  wav.writeUInt32LE(16, 16); // fmt chunk size
-  wav.writeUInt16LE(1, 20); // PCM
-  wav.writeUInt16LE(1, 22); // mono
-  wav.writeUInt32LE(rate, 24);
-  wav.writeUInt32LE(rate * 2, 28); // bytes per second
-  wav.writeUInt16LE(2, 32); // block align
-  wav.writeUInt16LE(16, 34); // bits per sample
-  wav.write('data', 36, 'ascii');
-  wav.writeUInt32LE(samples * 2, 40);
-  for (let i = 0; i < samples; i++) {
-    wav.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
-  }
-  return wav;
-}
 
 /** Whisper.Transcribe as the gateway calls it: options first, then the upload in chunks. */
 function transcribe(address: string, audio: Buffer, language: string): Promise<TranscribeResponse__Output> {

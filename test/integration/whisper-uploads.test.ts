@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
+import { wavHeader } from '../support/audio.js';
 import { descendants, isRunning } from '../support/processes.js';
 import { errorOf, sleep, startWorkerWithGateway, startStack, type Stack } from '../support/stack.js';
 import {
@@ -36,25 +37,6 @@ after(async () => {
   await worker?.stop();
   await repo?.remove();
 });
-
-/** A 16 kHz mono 16-bit WAV header for `seconds` of audio, so ffmpeg starts decoding at once. */
-function wavHeader(seconds: number): Buffer {
-  const dataBytes = seconds * 16_000 * 2;
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + dataBytes, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(16_000, 24);
-  header.writeUInt32LE(32_000, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(dataBytes, 40);
-  return header;
-}
 
 /** Quiet 16-bit noise: bytes ffmpeg decodes as audio, made once and reused for every chunk. */
 const noise = Uint8Array.from({ length: 256 * 1024 }, (_, i) => (i * 7919) & 0x0f);

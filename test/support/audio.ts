@@ -93,3 +93,31 @@ export async function makeAudioFixtures(longSeconds = 45): Promise<AudioFixtures
     remove: () => rm(dir, { recursive: true, force: true }),
   };
 }
+
+/** The 44-byte header of a 16 kHz mono 16-bit PCM WAV declaring `seconds` of audio. */
+export function wavHeader(seconds: number): Buffer {
+  const dataBytes = Math.round(seconds * 16_000) * 2;
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'latin1');
+  header.writeUInt32LE(36 + dataBytes, 4);
+  header.write('WAVEfmt ', 8, 'latin1');
+  header.writeUInt32LE(16, 16); // fmt chunk size
+  header.writeUInt16LE(1, 20); // PCM
+  header.writeUInt16LE(1, 22); // mono
+  header.writeUInt32LE(16_000, 24);
+  header.writeUInt32LE(32_000, 28); // bytes per second
+  header.writeUInt16LE(2, 32); // block align
+  header.writeUInt16LE(16, 34); // bits per sample
+  header.write('data', 36, 'latin1');
+  header.writeUInt32LE(dataBytes, 40);
+  return header;
+}
+
+/** `seconds` of a 440 Hz tone as a complete 16 kHz mono 16-bit WAV file. */
+export function toneWav(seconds: number): Buffer {
+  const samples = Buffer.alloc(Math.round(seconds * 16_000) * 2);
+  for (let i = 0; i < samples.length / 2; i++) {
+    samples.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 16_000)), i * 2);
+  }
+  return Buffer.concat([wavHeader(seconds), samples]);
+}
