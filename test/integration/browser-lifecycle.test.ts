@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bearer, createKey } from '../support/admin.js';
 import { chromiumPids, startBrowserStack } from '../support/browser-stack.js';
+import { testClusterSecret } from '../support/gateway.js';
 import { errorOf, sleep } from '../support/stack.js';
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
@@ -127,7 +128,10 @@ describe('browser session lifecycle', { timeout: 300_000 }, () => {
       // Which sessions does the first worker own? Its gRPC ListSessions knows.
       const { createClient, unary } = await import('@switchboard/grpc');
       const { Browser } = await import('@switchboard/contracts');
-      const client = createClient(Browser, stack.workers[0]!.address, { deadlineMs: 5000 });
+      const client = createClient(Browser, stack.workers[0]!.address, {
+        deadlineMs: 5000,
+        clusterSecret: testClusterSecret,
+      });
       const owned = (await unary(client.ListSessions.bind(client), {})).sessions.map((s) => s.session_id);
       client.close();
       assert.equal(owned.length, 2);

@@ -15,6 +15,7 @@ import {
   serviceDockerfile,
   startBundledWorker,
 } from '../support/bundle.js';
+import { testClusterSecret } from '../support/gateway.js';
 import { serviceConfig } from '../support/helm-checks.js';
 
 /**
@@ -48,7 +49,7 @@ describe('browser worker image contents (pnpm deploy --prod, as the Dockerfile r
     const lines = dockerInstructions(dockerfilePath);
     const config = await serviceConfig('browser');
     assert.ok(config?.load, 'services/browser exports loadBrowserConfig');
-    const defaults = config.load({}) as {
+    const defaults = config.load({ CLUSTER_SECRET: testClusterSecret }) as {
       grpc: { port: number };
       devtools: { port: number };
       metricsPort: number;

@@ -11,6 +11,7 @@ import {
   type GenerateImageRequest,
   type GenerateImageResponse__Output,
 } from '@switchboard/contracts';
+import { clusterSecretInterceptor } from '@switchboard/grpc';
 import { buildTinyDiffusion } from '@switchboard/models-dev';
 import { LocalObjectStore } from '@switchboard/objectstore';
 import {
@@ -25,6 +26,7 @@ import {
   serviceDockerfile,
   startBundledWorker,
 } from '../support/bundle.js';
+import { testClusterSecret } from '../support/gateway.js';
 import { pngSize } from '../support/png.js';
 
 /**
@@ -75,7 +77,9 @@ function generateImage(
   address: string,
   request: GenerateImageRequest,
 ): Promise<GenerateImageResponse__Output> {
-  const client = new Diffusion(address, credentials.createInsecure());
+  const client = new Diffusion(address, credentials.createInsecure(), {
+    interceptors: [clusterSecretInterceptor(testClusterSecret)],
+  });
   return new Promise<GenerateImageResponse__Output>((resolve, reject) => {
     client.GenerateImage(
       request,

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { credentials, type ServiceError } from '@grpc/grpc-js';
 import { Whisper, type TranscribeResponse__Output } from '@switchboard/contracts';
+import { clusterSecretInterceptor } from '@switchboard/grpc';
 import { buildTinyWhisper } from '@switchboard/models-dev';
 import { toneWav } from '../support/audio.js';
 import {
@@ -18,6 +19,7 @@ import {
   serviceDockerfile,
   startBundledWorker,
 } from '../support/bundle.js';
+import { testClusterSecret } from '../support/gateway.js';
 
 /**
  * The production install step of services/whisper/Dockerfile (`pnpm deploy --prod` of the whisper
@@ -33,7 +35,9 @@ const modelId = 'tiny-whisper-dev';
 
 /** Whisper.Transcribe as the gateway calls it: options first, then the upload in chunks. */
 function transcribe(address: string, audio: Buffer, language: string): Promise<TranscribeResponse__Output> {
-  const client = new Whisper(address, credentials.createInsecure());
+  const client = new Whisper(address, credentials.createInsecure(), {
+    interceptors: [clusterSecretInterceptor(testClusterSecret)],
+  });
   return new Promise<TranscribeResponse__Output>((resolve, reject) => {
     const call = client.Transcribe(
       { deadline: Date.now() + 60_000 },

@@ -10,6 +10,7 @@ import {
   runtimeStage,
   serviceDockerfile,
 } from '../support/bundle.js';
+import { testClusterSecret } from '../support/gateway.js';
 import {
   allContainers,
   componentOf,
@@ -57,6 +58,7 @@ const externalInfra = {
   redis: { url: 'rediss://redis.cache.example.net:6380', existingSecret: 'sb-redis' },
   s3: { endpoint: 'https://s3.eu-west-1.amazonaws.com', bucket: 'sb-media', existingSecret: 'sb-s3' },
   adminToken: { existingSecret: 'sb-admin', existingSecretKey: 'admin-token', create: false },
+  clusterAuth: { existingSecret: 'sb-cluster', existingSecretKey: 'cluster-secret', create: false },
 };
 const edge = {
   gateway: {
@@ -85,33 +87,40 @@ interface Case {
 }
 
 const matrix: Record<string, Case> = {
-  defaults: { options: {}, workers: [], gpu: [], keda: false, networkPolicies: false },
+  defaults: { options: {}, workers: [], gpu: [], keda: false, networkPolicies: true },
   'every worker enabled': {
     options: { values: [allWorkers] },
     workers: workerNames,
     gpu: [],
     keda: false,
-    networkPolicies: false,
+    networkPolicies: true,
   },
   'GPU on (llm, whisper, diffusion)': {
     options: { values: [allWorkers, gpuOn] },
     workers: workerNames,
     gpu: modelWorkers,
     keda: false,
-    networkPolicies: false,
+    networkPolicies: true,
   },
   'KEDA on': {
     options: { values: [allWorkers, { keda: { enabled: true } }] },
     workers: workerNames,
     gpu: [],
     keda: true,
-    networkPolicies: false,
+    networkPolicies: true,
   },
   'KEDA on, llm only': {
     options: { values: [{ llm: { enabled: true }, keda: { enabled: true } }] },
     workers: ['llm'],
     gpu: [],
     keda: true,
+    networkPolicies: true,
+  },
+  'network policies off': {
+    options: { values: [allWorkers, { networkPolicies: { enabled: false } }] },
+    workers: workerNames,
+    gpu: [],
+    keda: false,
     networkPolicies: false,
   },
   'network policies on': {
@@ -126,21 +135,21 @@ const matrix: Record<string, Case> = {
     workers: workerNames,
     gpu: [],
     keda: false,
-    networkPolicies: false,
+    networkPolicies: true,
   },
   'edge: LoadBalancer, ingress, allowlist, tiers': {
     options: { values: [edge] },
     workers: [],
     gpu: [],
     keda: false,
-    networkPolicies: false,
+    networkPolicies: true,
   },
   'models from a PVC': {
     options: { values: [allWorkers, { models: { existingClaim: 'models', subPath: 'onnx' } }] },
     workers: workerNames,
     gpu: [],
     keda: false,
-    networkPolicies: false,
+    networkPolicies: true,
   },
   'models synced from the object store': {
     options: {
@@ -153,14 +162,14 @@ const matrix: Record<string, Case> = {
     workers: workerNames,
     gpu: [],
     keda: false,
-    networkPolicies: false,
+    networkPolicies: true,
   },
   'skaffold: dev values, gateway module': {
     options: { valuesFiles: [join(valuesDir, 'dev.yaml')], values: [{ gateway: { enabled: true } }] },
     workers: [],
     gpu: [],
     keda: false,
-    networkPolicies: false,
+    networkPolicies: true,
   },
   'skaffold: dev + gpu values, every worker': {
     options: {
@@ -170,7 +179,7 @@ const matrix: Record<string, Case> = {
     workers: workerNames,
     gpu: modelWorkers,
     keda: false,
-    networkPolicies: false,
+    networkPolicies: true,
   },
   'everything on': {
     options: {
@@ -216,6 +225,7 @@ const standInFields: Record<string, string> = {
 function containerEnvironment(container: Container): Record<string, string> {
   const stand = {
     ADMIN_TOKEN: 'a-stand-in-admin-token-0123456789',
+    CLUSTER_SECRET: 'a-stand-in-cluster-secret-0123456789',
     NATS_URL: 'nats://from-a-secret:4222',
     REDIS_URL: 'redis://from-a-secret:6379',
     S3_ACCESS_KEY: 'stand-in-access-key',
@@ -238,7 +248,7 @@ function containerEnvironment(container: Container): Record<string, string> {
 }
 
 /** Variables the chart must set on a worker, beyond what its config defaults. */
-const chartSetsOnEveryWorker = ['GRPC_PORT', 'METRICS_PORT', 'LOG_LEVEL', 'NATS_URL'];
+const chartSetsOnEveryWorker = ['GRPC_PORT', 'METRICS_PORT', 'LOG_LEVEL', 'NATS_URL', 'CLUSTER_SECRET'];
 const chartSetsOn: Partial<Record<WorkerName, string[]>> = {
   // The registry address gateways dial (the pod IP), and the relay port the container declares.
   browser: ['BROWSER_ADVERTISE_HOST', 'DEVTOOLS_PORT'],
@@ -466,6 +476,51 @@ for (const [name, expected] of Object.entries(matrix)) {
       }
     });
 
+    test('CLUSTER_SECRET reaches the gateway and every worker from one Secret, never as a literal', () => {
+      const objects = render(name);
+      const refs = ofKind<DeploymentObject>(objects, 'Deployment').map((d) => {
+        const entries = mainContainer(d).env!.filter((e) => e.name === 'CLUSTER_SECRET');
+        assert.equal(entries.length, 1, `${d.metadata.name}: CLUSTER_SECRET once`);
+        assert.equal(entries[0]!.value, undefined, `${d.metadata.name}: not a literal`);
+        assert.ok(entries[0]!.valueFrom?.secretKeyRef, `${d.metadata.name}: from a Secret`);
+        return entries[0]!.valueFrom.secretKeyRef;
+      });
+      assert.equal(new Set(refs.map((r) => JSON.stringify(r))).size, 1, 'the same Secret everywhere');
+      const given = expected.options.values
+        ?.map((v) => (v as { clusterAuth?: { existingSecret?: string } }).clusterAuth?.existingSecret)
+        .filter(Boolean)
+        .at(-1);
+      const generated = ofKind(objects, 'Secret').filter((o) => o.metadata.name.endsWith('-cluster-secret'));
+      if (given) {
+        assert.equal(refs[0]!.name, given);
+        assert.deepEqual(generated, [], 'nothing generated beside an existing Secret');
+        return;
+      }
+      assert.equal(generated.length, 1, 'the release with the gateway creates it');
+      assert.deepEqual(refs[0], { name: generated[0]!.metadata.name, key: 'secret' });
+      const data = (generated[0] as { data?: Record<string, string> }).data ?? {};
+      const secret = Buffer.from(data.secret ?? '', 'base64').toString('utf8');
+      assert.match(secret, /^[A-Za-z0-9]{48}$/);
+      assert.equal(generated[0]!.metadata.labels?.['app.kubernetes.io/component'], 'gateway');
+    });
+
+    test("the gateway's Service exposes only HTTP; metrics are scraped from the pods", () => {
+      const objects = render(name);
+      const services = ofKind(objects, 'Service').filter((s) => componentOf(s) === 'gateway');
+      assert.equal(services.length, 1);
+      const ports = (services[0]!.spec as { ports: { name: string; port: number }[] }).ports;
+      assert.deepEqual(
+        ports.map((p) => p.name),
+        ['http'],
+      );
+      const gateway = deploymentOf(objects, 'gateway')!;
+      const annotations = (gateway.spec.template.metadata as { annotations?: Record<string, string> })
+        .annotations;
+      assert.equal(annotations?.['prometheus.io/scrape'], 'true');
+      assert.equal(annotations?.['prometheus.io/port'], '9464');
+      assert.ok(mainContainer(gateway).ports!.some((p) => p.name === 'metrics' && p.containerPort === 9464));
+    });
+
     test(`NetworkPolicies ${expected.networkPolicies ? 'deny by default for every component' : 'absent'}`, () => {
       const objects = render(name);
       const policies = ofKind(objects, 'NetworkPolicy');
@@ -557,6 +612,166 @@ describe('chart: network policies', () => {
     const gatewayIngress = policiesFor(objects(), labelsOf('gateway')).flatMap((p) => p.spec.ingress ?? []);
     assert.ok(
       gatewayIngress.some((rule) => rule.from === undefined && JSON.stringify(rule.ports).includes('"http"')),
+    );
+  });
+});
+
+describe('chart: network policies by default (workers trust only the gateway)', () => {
+  // No networkPolicies values at all: what an operator gets from `helm install` as it is.
+  const objects = () => render('every worker enabled');
+  const labelsOf = (component: string) => deploymentOf(objects(), component)!.spec.template.metadata.labels;
+  /** A pod of the same namespace that is not Switchboard's (any other workload, or an intruder). */
+  const rogue = { app: 'rogue', 'app.kubernetes.io/name': 'something-else' };
+  const grpc = { name: 'grpc', number: 50051 };
+  const devtools = { name: 'devtools', number: 9223 };
+  const metrics = { name: 'metrics', number: 9464 };
+
+  test('the gateway reaches every worker over gRPC, and the browser relay; no other pod does', () => {
+    for (const worker of workerNames) {
+      assert.ok(
+        connectionAllowed(objects(), labelsOf('gateway'), labelsOf(worker), grpc),
+        `gateway -> ${worker}`,
+      );
+      assert.ok(
+        !connectionAllowed(objects(), rogue, labelsOf(worker), grpc),
+        `another pod -> ${worker} gRPC`,
+      );
+      for (const other of workerNames) {
+        assert.ok(
+          !connectionAllowed(objects(), labelsOf(other), labelsOf(worker), grpc),
+          `${other} -> ${worker} gRPC`,
+        );
+      }
+    }
+    assert.ok(connectionAllowed(objects(), labelsOf('gateway'), labelsOf('browser'), devtools));
+    assert.ok(!connectionAllowed(objects(), rogue, labelsOf('browser'), devtools), 'another pod -> relay');
+    for (const other of ['llm', 'whisper', 'diffusion', 'animation', 'browser']) {
+      assert.ok(
+        !connectionAllowed(objects(), labelsOf(other), labelsOf('browser'), devtools),
+        `${other} -> relay`,
+      );
+    }
+    assert.ok(connectionAllowed(objects(), rogue, labelsOf('gateway'), { name: 'http', number: 8080 }));
+  });
+
+  test('metrics ports admit only networkPolicies.metricsFrom (the monitoring namespace by default)', () => {
+    const monitoring = [
+      { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } },
+    ];
+    for (const component of ['gateway', ...workerNames]) {
+      const rules = policiesFor(objects(), labelsOf(component))
+        .flatMap((p) => p.spec.ingress ?? [])
+        .filter((rule) =>
+          (rule.ports ?? []).some((p) => p.port === metrics.name || p.port === metrics.number),
+        );
+      assert.equal(rules.length, 1, `${component}: one rule opens the metrics port`);
+      assert.deepEqual(rules[0]!.from, monitoring, `${component}: from Prometheus only`);
+      assert.ok(
+        !connectionAllowed(objects(), rogue, labelsOf(component), metrics),
+        `another pod -> ${component} metrics`,
+      );
+      assert.ok(
+        !connectionAllowed(objects(), labelsOf('gateway'), labelsOf(component), metrics) ||
+          component === 'gateway',
+        `gateway -> ${component} metrics`,
+      );
+    }
+    const rendered = helmTemplate({
+      values: [
+        allWorkers,
+        { networkPolicies: { metricsFrom: [{ podSelector: { matchLabels: { app: 'prom' } } }] } },
+      ],
+    });
+    const prometheus = { app: 'prom' };
+    for (const component of ['gateway', ...workerNames]) {
+      const labels = deploymentOf(rendered, component)!.spec.template.metadata.labels;
+      assert.ok(
+        connectionAllowed(rendered, prometheus, labels, metrics),
+        `prometheus -> ${component} metrics`,
+      );
+      assert.ok(!connectionAllowed(rendered, prometheus, labels, grpc), `prometheus -> ${component} gRPC`);
+    }
+  });
+
+  test('browser pods send only DNS, infrastructure traffic and public-internet traffic', () => {
+    const browser = policiesFor(objects(), labelsOf('browser'));
+    const infraPorts = [4222, 6379, 9000];
+    for (const rule of browser.flatMap((p) => p.spec.egress ?? [])) {
+      const peers = rule.to ?? [];
+      assert.ok(peers.length > 0, 'every egress rule names its peers');
+      if (peers.every((peer) => peer.ipBlock)) {
+        // The internet rule: everything but private, shared, link-local (and cluster) ranges.
+        for (const peer of peers) assert.ok((peer.ipBlock!.except ?? []).length > 0, peer.ipBlock!.cidr);
+        continue;
+      }
+      const ports = (rule.ports ?? []).map((p) => p.port);
+      assert.ok(ports.length > 0, `a rule to pods names its ports: ${JSON.stringify(rule)}`);
+      assert.ok(
+        ports.every((port) => port === 53 || infraPorts.includes(port as number)),
+        `only DNS and infrastructure ports: ${JSON.stringify(ports)}`,
+      );
+    }
+    for (const component of ['gateway', ...workerNames]) {
+      for (const port of [grpc, devtools, metrics, { name: 'http', number: 8080 }]) {
+        assert.ok(
+          !connectionAllowed(objects(), labelsOf('browser'), labelsOf(component), port),
+          `browser -> ${component} ${port.name}`,
+        );
+      }
+    }
+    for (const ip of ['10.1.2.3', '169.254.169.254', '192.168.1.1']) {
+      assert.ok(!egressAllowsAddress(browser, ip), `browser must not reach ${ip}`);
+    }
+    assert.ok(egressAllowsAddress(browser, '93.184.216.34'));
+  });
+});
+
+describe('chart: cluster secret', () => {
+  const refOf = (objects: K8sObject[], component: string) =>
+    mainContainer(deploymentOf(objects, component)!).env!.find((e) => e.name === 'CLUSTER_SECRET')?.valueFrom
+      ?.secretKeyRef;
+
+  test('is kept across upgrades and on uninstall', () => {
+    const secret = ofKind(render('defaults'), 'Secret').find(
+      (o) => o.metadata.name === 'sb-switchboard-cluster-secret',
+    );
+    assert.ok(secret);
+    assert.equal(
+      (secret.metadata as { annotations?: Record<string, string> }).annotations?.['helm.sh/resource-policy'],
+      'keep',
+    );
+    assert.match(
+      readFileSync(join(chartDir, 'templates', 'cluster-secret.yaml'), 'utf8'),
+      /lookup "v1" "Secret"/,
+    );
+  });
+
+  test('clusterAuth.existingSecret replaces the generated Secret for every workload', () => {
+    const objects = helmTemplate({
+      values: [allWorkers, { clusterAuth: { existingSecret: 'ops-cluster', existingSecretKey: 'value' } }],
+    });
+    assert.deepEqual(
+      ofKind(objects, 'Secret').map((o) => o.metadata.name),
+      ['sb-switchboard-admin-token'],
+    );
+    for (const component of ['gateway', ...workerNames]) {
+      assert.deepEqual(refOf(objects, component), { name: 'ops-cluster', key: 'value' }, component);
+    }
+  });
+
+  test("a release with workers only (skaffold's modules) reads the gateway release's Secret and creates none", () => {
+    const options = { valuesFiles: [join(valuesDir, 'dev.yaml')], values: [{ llm: { enabled: true } }] };
+    const objects = helmTemplate(options);
+    assert.deepEqual(ofKind(objects, 'Secret'), []);
+    assert.deepEqual(refOf(objects, 'llm'), { name: 'switchboard-cluster-secret', key: 'secret' });
+    const gatewayRelease = helmTemplate({
+      valuesFiles: [join(valuesDir, 'dev.yaml')],
+      values: [{ gateway: { enabled: true } }],
+    });
+    assert.ok(ofKind(gatewayRelease, 'Secret').some((o) => o.metadata.name === 'switchboard-cluster-secret'));
+    assert.match(
+      helmNotes(options),
+      /runs no gateway: its worker pods start once the gateway's release has created that Secret/,
     );
   });
 });
@@ -769,7 +984,7 @@ describe('chart: browser worker', () => {
     // EXPOSE: the worker's own default gRPC port (the chart sets GRPC_PORT), and every other port
     // the chart declares on the container.
     const exposed = /^EXPOSE (.+)$/m.exec(lines.join('\n'))![1]!.split(/\s+/).map(Number).sort();
-    const defaults = await loadBrowser({});
+    const defaults = await loadBrowser({ CLUSTER_SECRET: testClusterSecret });
     const declared = mainContainer(browserOf(render('every worker enabled')))
       .ports!.filter((p) => p.name !== 'grpc')
       .map((p) => p.containerPort);
@@ -809,7 +1024,7 @@ describe('chart: worker images', () => {
     for (const { worker, path, lines } of images) {
       const config = await serviceConfig(worker);
       assert.ok(config?.load, `services/${worker} exports its config loader`);
-      const defaults = config.load({}) as { grpc: { port: number } };
+      const defaults = config.load({ CLUSTER_SECRET: testClusterSecret }) as { grpc: { port: number } };
       const declared = mainContainer(deploymentOf(objects, worker)!)
         .ports!.filter((p) => p.name !== 'grpc')
         .map((p) => p.containerPort);
@@ -1058,7 +1273,10 @@ describe('chart: gateway edge settings', () => {
   });
 
   test('the admin token Secret is generated only without an existing Secret', () => {
-    const secretsOf = (name: string) => ofKind(render(name), 'Secret').map((s) => s.metadata.name);
+    const secretsOf = (name: string) =>
+      ofKind(render(name), 'Secret')
+        .map((s) => s.metadata.name)
+        .filter((n) => n.endsWith('-admin-token') || n === 'sb-admin');
     assert.deepEqual(secretsOf('defaults'), ['sb-switchboard-admin-token']);
     assert.deepEqual(secretsOf('external infra URLs and secrets'), []);
     const ref = mainContainer(deploymentOf(render('external infra URLs and secrets'), 'gateway')!).env!.find(
@@ -1118,6 +1336,17 @@ describe('chart: NOTES.txt', () => {
     assert.match(notes, /get secret sb-switchboard-admin-token/);
     assert.match(notes, /Workers enabled: none/);
     assert.doesNotMatch(notes, /Model workers/);
+    assert.match(
+      notes,
+      /Cluster secret \(CLUSTER_SECRET, Secret sb-switchboard-cluster-secret, key secret\)/,
+    );
+    assert.match(notes, /NetworkPolicies: default deny for every Switchboard pod/);
+    assert.doesNotMatch(notes, /networkPolicies\.enabled is false/);
+  });
+
+  test('warns when NetworkPolicies are turned off', () => {
+    const notes = helmNotes({ values: [{ networkPolicies: { enabled: false } }] });
+    assert.match(notes, /WARNING: networkPolicies\.enabled is false/);
   });
 
   test('says when model workers have no model source', () => {
@@ -1207,6 +1436,13 @@ describe('chart: values.schema.json rejects bad values', () => {
       /workerAddresses/,
     ],
     ['no admin token source', { values: [{ adminToken: { create: false } }] }, /adminToken/],
+    ['no cluster secret source', { values: [{ clusterAuth: { create: false } }] }, /clusterAuth/],
+    ['an unknown clusterAuth key', { values: [{ clusterAuth: { secret: 'x' } }] }, /clusterAuth/],
+    [
+      'a literal cluster secret in env',
+      { values: [{ llm: { enabled: true, env: { CLUSTER_SECRET: 'a'.repeat(40) } } }] },
+      /llm\.env\.CLUSTER_SECRET/,
+    ],
     [
       'min replicas above max',
       { values: [{ gateway: { autoscaling: { minReplicas: 5, maxReplicas: 2 } } }] },

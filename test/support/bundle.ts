@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { freePort } from '@switchboard/devcluster';
 import { waitForServing } from '@switchboard/grpc';
+import { testClusterSecret } from './gateway.js';
 import { serviceConfig } from './helm-checks.js';
 import { repoRoot } from './helm.js';
 
@@ -117,7 +118,10 @@ export function assertWorkerImageShape(
 export async function workerDefaultPorts(service: string): Promise<number[]> {
   const config = await serviceConfig(service);
   assert.ok(config?.load, `services/${service} exports load<Name>Config`);
-  const defaults = config.load({}) as { grpc: { port: number }; metricsPort: number };
+  const defaults = config.load({ CLUSTER_SECRET: testClusterSecret }) as {
+    grpc: { port: number };
+    metricsPort: number;
+  };
   return [defaults.grpc.port, defaults.metricsPort];
 }
 
@@ -203,8 +207,8 @@ export interface BundledProcess {
 
 /**
  * Starts `node dist/main.js` from a deployed folder as the image runs it: that folder as the
- * working directory and a bare environment (no HOME, production mode) plus `env`. The process is
- * killed when the test ends.
+ * working directory and a bare environment (no HOME, production mode, the test CLUSTER_SECRET)
+ * plus `env`. The process is killed when the test ends.
  */
 export function startBundled(
   out: string,
@@ -217,6 +221,7 @@ export function startBundled(
       PATH: '/usr/bin:/bin',
       HOME: join(out, '..', 'home-that-does-not-exist'),
       NODE_ENV: 'production',
+      CLUSTER_SECRET: testClusterSecret,
       ...env,
     },
     stdio: ['pipe', 'pipe', 'pipe'],

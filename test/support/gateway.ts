@@ -20,6 +20,12 @@ export interface GatewayProcess {
 export const testAdminToken = 'test-admin-token-0123456789abcdef';
 
 /**
+ * The CLUSTER_SECRET every spawned gateway and worker gets (gateway → worker calls carry it; a
+ * worker refuses calls without it). A test that calls a worker directly passes it to createClient.
+ */
+export const testClusterSecret = 'test-cluster-secret-0123456789abcdef';
+
+/**
  * Starts the real gateway (`services/gateway/dist/main.js`) as its own process on free ports,
  * as the local cluster runs it, and waits for /readyz.
  */
@@ -32,6 +38,7 @@ export async function startGateway(env: Record<string, string>): Promise<Gateway
       GATEWAY_PORT: String(port),
       METRICS_PORT: String(metricsPort),
       ADMIN_TOKEN: testAdminToken,
+      CLUSTER_SECRET: testClusterSecret,
       LOG_LEVEL: 'warn',
       // Workers that are not running: nothing listens on these ports.
       LLM_ADDR: `127.0.0.1:${await freePort()}`,

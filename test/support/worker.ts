@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { freePort } from '@switchboard/devcluster';
 import { waitForServing } from '@switchboard/grpc';
 import { buildTinyDiffusion, buildTinyLlama, buildTinyWhisper } from '@switchboard/models-dev';
-import { repoRoot } from './gateway.js';
+import { repoRoot, testClusterSecret } from './gateway.js';
 
 export interface WorkerProcess {
   /** host:port for the gateway's `<NAME>_ADDR`. */
@@ -38,6 +38,7 @@ export async function startWorker(name: string, options: StartWorkerOptions = {}
       GRPC_PORT: String(port),
       GRPC_HOST: '127.0.0.1',
       METRICS_PORT: String(metricsPort),
+      CLUSTER_SECRET: testClusterSecret,
       LOG_LEVEL: 'warn',
       ...options.env,
     },

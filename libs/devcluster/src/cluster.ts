@@ -110,6 +110,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       redisUrl = redis.url;
     }
     const adminToken = env.ADMIN_TOKEN || randomBytes(24).toString('base64url');
+    // Gateway → worker calls carry it and workers refuse calls without it; a fresh one per run
+    // unless the operator gives one (to run another worker by hand against this cluster).
+    const clusterSecret = env.CLUSTER_SECRET || randomBytes(32).toString('hex');
     const modelDir = resolve(
       root,
       env.MODEL_DIR || join(env.SWITCHBOARD_STATE_DIR || join(root, '.run'), 'models'),
@@ -119,6 +122,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       ...env,
       NATS_URL: natsUrl,
       REDIS_URL: redisUrl,
+      CLUSTER_SECRET: clusterSecret,
       MODEL_DIR: modelDir,
       // Without S3 the gateway and the workers share one local folder for stored files.
       OBJECT_STORE_DIR: resolve(root, env.OBJECT_STORE_DIR || join(stateDir, 'objects')),

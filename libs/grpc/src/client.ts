@@ -15,6 +15,7 @@ import {
 import { fromGrpcError } from '@switchboard/errors';
 import type { Logger } from '@switchboard/telemetry';
 import { clientKeepalive, retryServiceConfig } from './channel-options.js';
+import { clusterSecretInterceptor } from './cluster-auth.js';
 
 export type ClientConstructor<C extends Client> = new (
   address: string,
@@ -30,6 +31,8 @@ export interface CreateClientOptions {
   /** Attempts for UNAVAILABLE, first included. Default 3. */
   maxAttempts?: number;
   channelOptions?: ChannelOptions;
+  /** Sent as CLUSTER_SECRET_KEY metadata on every call: workers refuse calls without it. */
+  clusterSecret?: string;
 }
 
 /**
@@ -43,6 +46,7 @@ export function createClient<C extends Client>(
 ): C {
   const interceptors: Interceptor[] = [defaultDeadline(options.deadlineMs)];
   if (options.logger) interceptors.push(logTransportFailures(options.logger, address));
+  if (options.clusterSecret !== undefined) interceptors.push(clusterSecretInterceptor(options.clusterSecret));
   // grpc-js retry policies need at least two attempts; one attempt means no retry policy at all.
   const retries =
     (options.maxAttempts ?? 3) > 1

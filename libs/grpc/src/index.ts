@@ -1,13 +1,13 @@
 /**
  * @switchboard/grpc — gRPC plumbing shared by every worker and the gateway.
  *
- * Workers:  startGrpcServer({ port, logger, services: [defineService('Llm', { … })] }), then
+ * Workers:  startGrpcServer({ port, logger, clusterSecret, services: [defineService('Llm', { … })] }), then
  *           server.health.setAll('SERVING') once models are loaded, and shutdownOnSignals(server, …).
  *           Handlers are `async (request, ctx) => response`, `async function* (request, ctx)` for
  *           server streaming, `async (requests, ctx) => response` for client streaming; ctx carries
  *           requestId, keyId, a child logger and an AbortSignal; a thrown SwitchboardError reaches
  *           the caller as its code, anything else as `internal`.
- * Gateway:  createClient(Llm, address, { deadlineMs }), unary(client.Complete.bind(client), req,
+ * Gateway:  createClient(Llm, address, { deadlineMs, clusterSecret }), unary(client.Complete.bind(client), req,
  *           callMetadata({ requestId, keyId })), checkHealth(address).
  */
 export { clientKeepalive, serverKeepalive, retryServiceConfig } from './channel-options.js';
@@ -39,3 +39,9 @@ export {
   type ServiceRegistration,
   type SignalOptions,
 } from './server.js';
+export {
+  CLUSTER_SECRET_KEY,
+  CLUSTER_SECRET_MIN_LENGTH,
+  clusterSecretInterceptor,
+  clusterSecretMatches,
+} from './cluster-auth.js';

@@ -2,6 +2,7 @@ import { type ChannelOptions, Server, ServerCredentials, type ServiceDefinition 
 import { Health, type ServiceTypes, services as contractServices } from '@switchboard/contracts';
 import type { Logger } from '@switchboard/telemetry';
 import { serverKeepalive } from './channel-options.js';
+import { clusterAuthInterceptor } from './cluster-auth.js';
 import { type ContextImplementation, wrapImplementation } from './handlers.js';
 import { HealthReporter, type ReportedStatus, serviceNameOf } from './health.js';
 
@@ -33,6 +34,11 @@ export interface GrpcServerOptions {
   initialStatus?: ReportedStatus;
   /** Extra grpc-js server options, over the defaults (keepalive, ping permits). */
   channelOptions?: ChannelOptions;
+  /**
+   * When set, every call of `services` must carry it (CLUSTER_SECRET_KEY metadata, as createClient
+   * sends it) or is refused `unauthorized` before its handler runs. grpc.health.v1 stays open.
+   */
+  clusterSecret?: string;
 }
 
 export interface GrpcServer {
@@ -46,7 +52,13 @@ export interface GrpcServer {
 
 export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcServer> {
   const { host = '0.0.0.0', logger } = options;
-  const server = new Server({ ...serverKeepalive, ...options.channelOptions });
+  const server = new Server({
+    ...serverKeepalive,
+    ...options.channelOptions,
+    ...(options.clusterSecret === undefined
+      ? {}
+      : { interceptors: [clusterAuthInterceptor(options.clusterSecret, logger)] }),
+  });
   const names = options.services.map((s) => serviceNameOf(s.definition));
   const health = new HealthReporter(names, options.initialStatus);
   server.addService(Health.service, health.handlers);

@@ -8,7 +8,13 @@ import type {
   LlmHandlers,
 } from '@switchboard/contracts';
 import type { ContextImplementation } from './handlers.js';
-import { defineService, startGrpcServer, type GrpcServer, type ServiceRegistration } from './server.js';
+import {
+  defineService,
+  startGrpcServer,
+  type GrpcServer,
+  type GrpcServerOptions,
+  type ServiceRegistration,
+} from './server.js';
 
 export const silent: Logger = createLogger({ service: 'test', level: 'silent' });
 
@@ -62,8 +68,9 @@ export function llm(overrides: Partial<ContextImplementation<LlmHandlers>> = {})
 export async function serve(
   services: ServiceRegistration[],
   logger: Logger = silent,
+  options: Pick<GrpcServerOptions, 'clusterSecret'> = {},
 ): Promise<GrpcServer & { address: string }> {
-  const server = await startGrpcServer({ port: 0, host: '127.0.0.1', logger, services });
+  const server = await startGrpcServer({ port: 0, host: '127.0.0.1', logger, services, ...options });
   return Object.assign(server, { address: `127.0.0.1:${server.port}` });
 }
 

@@ -3,6 +3,7 @@
 // prefix (LLM_CONCURRENCY, WHISPER_DEFAULT_MODEL, …) and stay in the worker's own schema.
 import { z } from 'zod';
 import { env } from '@switchboard/config';
+import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { ortEnvFields } from './execution.js';
 
 export function modelWorkerEnvFields(defaults: { grpcPort: number; shutdownGraceMs: number }) {
@@ -11,6 +12,10 @@ export function modelWorkerEnvFields(defaults: { grpcPort: number; shutdownGrace
     GRPC_HOST: z.string().default('0.0.0.0'),
     METRICS_PORT: env.port(9464),
     LOG_LEVEL: env.logLevel,
+    /** Shared with the gateway (a Kubernetes Secret): gateway → worker calls carry it. */
+    CLUSTER_SECRET: z
+      .string()
+      .min(CLUSTER_SECRET_MIN_LENGTH, `must be at least ${CLUSTER_SECRET_MIN_LENGTH} characters`),
     /** The model repository root; a worker reads MODEL_DIR/<capability>/<model-id>/. */
     MODEL_DIR: z.string().default('./models'),
     /** In-flight work may finish for this long after SIGTERM. */
@@ -32,6 +37,7 @@ export function modelWorkerSettings(e: ModelWorkerEnv) {
     grpc: { port: e.GRPC_PORT, host: e.GRPC_HOST },
     metricsPort: e.METRICS_PORT,
     logLevel: e.LOG_LEVEL,
+    clusterSecret: e.CLUSTER_SECRET,
     modelDir: e.MODEL_DIR,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     execution: {

@@ -22,6 +22,8 @@ export interface ModelWorkerConfig {
   readonly grpc: { readonly port: number; readonly host: string };
   readonly metricsPort: number;
   readonly logLevel: NonNullable<LoggerOptions['level']>;
+  /** Every call but health must carry it (CLUSTER_SECRET): only gateways have it. */
+  readonly clusterSecret: string;
   readonly modelDir: string;
   readonly defaultModel?: string | undefined;
   readonly queue: { readonly concurrency: number; readonly depth: number };
@@ -94,6 +96,7 @@ export async function runModelWorker<H, M extends ModelWorkerMetrics>(
     port: config.grpc.port,
     host: config.grpc.host,
     logger,
+    clusterSecret: config.clusterSecret,
     services: spec.services({ models, queue, metrics, logger }),
   });
   const metricsServer = await startMetricsServer(promRegistry, config.metricsPort);

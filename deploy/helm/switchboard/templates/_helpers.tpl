@@ -80,6 +80,18 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- .Values.adminToken.existingSecret | default (printf "%s-admin-token" (include "switchboard.fullname" .)) -}}
 {{- end }}
 
+{{- define "switchboard.clusterSecretName" -}}
+{{- .Values.clusterAuth.existingSecret | default (printf "%s-cluster-secret" (include "switchboard.fullname" .)) -}}
+{{- end }}
+
+{{/*
+CLUSTER_SECRET from its Secret, for the gateway and every worker: gateway -> worker calls carry it
+and workers refuse calls without it. Never a literal (validate.yaml rejects it in env).
+*/}}
+{{- define "switchboard.clusterSecretEnv" -}}
+{{ include "switchboard.secretEnv" (dict "name" "CLUSTER_SECRET" "secret" (include "switchboard.clusterSecretName" .) "key" .Values.clusterAuth.existingSecretKey) }}
+{{- end }}
+
 {{/* An env entry taken from a Secret: (dict "name" "ADMIN_TOKEN" "secret" "s" "key" "token"). */}}
 {{- define "switchboard.secretEnv" -}}
 - name: {{ .name }}

@@ -19,7 +19,11 @@ export class AnimationClient implements ModelLister {
   readonly grpc: GrpcAnimation;
 
   constructor(endpoint: WorkerEndpoint, logger: Logger) {
-    this.grpc = createClient(Animation, endpoint.address, { deadlineMs: endpoint.deadlineMs, logger });
+    this.grpc = createClient(Animation, endpoint.address, {
+      deadlineMs: endpoint.deadlineMs,
+      logger,
+      clusterSecret: endpoint.clusterSecret,
+    });
   }
 
   submit(request: SubmitJobRequest, ctx: CallContext): Promise<Job> {

@@ -50,7 +50,11 @@ export class BrowserClient {
     private readonly logger: Logger,
     private readonly fleet: BrowserFleet,
   ) {
-    this.grpc = createClient(Browser, endpoint.address, { deadlineMs: endpoint.deadlineMs, logger });
+    this.grpc = createClient(Browser, endpoint.address, {
+      deadlineMs: endpoint.deadlineMs,
+      logger,
+      clusterSecret: endpoint.clusterSecret,
+    });
   }
 
   /** Creates a session on the emptiest worker, within the key's tier limit over the whole cluster. */
@@ -226,6 +230,7 @@ export class BrowserClient {
       client = createClient(Browser, address, {
         deadlineMs: this.endpoint.deadlineMs,
         logger: this.logger,
+        clusterSecret: this.endpoint.clusterSecret,
         // One attempt: a worker that refuses connections is gone, and its sessions with it.
         maxAttempts: 1,
       });

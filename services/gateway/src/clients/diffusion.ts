@@ -17,7 +17,11 @@ export class DiffusionClient implements ModelLister {
   readonly grpc: GrpcDiffusion;
 
   constructor(endpoint: WorkerEndpoint, logger: Logger) {
-    this.grpc = createClient(Diffusion, endpoint.address, { deadlineMs: endpoint.deadlineMs, logger });
+    this.grpc = createClient(Diffusion, endpoint.address, {
+      deadlineMs: endpoint.deadlineMs,
+      logger,
+      clusterSecret: endpoint.clusterSecret,
+    });
   }
 
   generate(request: GenerateImageRequest, ctx: CallContext): Promise<GenerateImageResponse__Output> {

@@ -30,16 +30,18 @@ export interface WorkerClients {
 }
 
 export function createWorkerClients(
-  endpoints: Readonly<Record<WorkerName, Readonly<WorkerEndpoint>>>,
+  endpoints: Readonly<Record<WorkerName, Readonly<Omit<WorkerEndpoint, 'clusterSecret'>>>>,
   logger: Logger,
   fleet: BrowserFleet,
+  clusterSecret: string,
 ): WorkerClients {
+  const at = (name: WorkerName): WorkerEndpoint => ({ ...endpoints[name], clusterSecret });
   const clients = {
-    llm: new LlmClient(endpoints.llm, logger),
-    whisper: new WhisperClient(endpoints.whisper, logger),
-    diffusion: new DiffusionClient(endpoints.diffusion, logger),
-    animation: new AnimationClient(endpoints.animation, logger),
-    browser: new BrowserClient(endpoints.browser, logger, fleet),
+    llm: new LlmClient(at('llm'), logger),
+    whisper: new WhisperClient(at('whisper'), logger),
+    diffusion: new DiffusionClient(at('diffusion'), logger),
+    animation: new AnimationClient(at('animation'), logger),
+    browser: new BrowserClient(at('browser'), logger, fleet),
   };
   const names = Object.keys(clients) as WorkerName[];
   const healthClients = new Map<WorkerName, HealthClient>(

@@ -19,7 +19,11 @@ export class LlmClient implements ModelLister {
   readonly grpc: GrpcLlm;
 
   constructor(endpoint: WorkerEndpoint, logger: Logger) {
-    this.grpc = createClient(Llm, endpoint.address, { deadlineMs: endpoint.deadlineMs, logger });
+    this.grpc = createClient(Llm, endpoint.address, {
+      deadlineMs: endpoint.deadlineMs,
+      logger,
+      clusterSecret: endpoint.clusterSecret,
+    });
   }
 
   complete(request: CompleteRequest, ctx: CallContext): Promise<CompleteResponse__Output> {

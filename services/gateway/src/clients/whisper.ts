@@ -20,7 +20,11 @@ export class WhisperClient implements ModelLister {
   readonly grpc: GrpcWhisper;
 
   constructor(endpoint: WorkerEndpoint, logger: Logger) {
-    this.grpc = createClient(Whisper, endpoint.address, { deadlineMs: endpoint.deadlineMs, logger });
+    this.grpc = createClient(Whisper, endpoint.address, {
+      deadlineMs: endpoint.deadlineMs,
+      logger,
+      clusterSecret: endpoint.clusterSecret,
+    });
   }
 
   /** Opens the client stream; the caller sends the options, then the bytes, then finishes. */

@@ -2,4 +2,6 @@
 export interface WorkerEndpoint {
   address: string;
   deadlineMs: number;
+  /** CLUSTER_SECRET, sent on every call: workers refuse calls without it. */
+  clusterSecret: string;
 }
