@@ -2,6 +2,27 @@ import { z } from 'zod';
 import { env, loadConfig } from '@switchboard/config';
 import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
+import type { PixelBudgets } from './images/pixel-budget.js';
+
+/** A pixel budget below 64×64, the smallest size API.md allows, would refuse every request. */
+const budget = z
+  .number()
+  .int()
+  .min(64 * 64, 'must be an integer of at least 4096 (64×64)');
+
+/**
+ * DIFFUSION_MAX_PIXELS: one number for every model, or `{"<model id>": n, "*": n}` where `*`
+ * covers the models not named. Unset (or a model not covered) = derived from the model's config.
+ */
+const maxPixels = z
+  .union([budget, z.record(z.string().min(1), budget)], {
+    error: 'expected a number of pixels or a JSON object of model id → pixels',
+  })
+  .transform((value): PixelBudgets => {
+    if (typeof value === 'number') return { fallback: value, models: {} };
+    const { '*': fallback, ...models } = value;
+    return { fallback, models };
+  });
 
 const schema = z
   .object({
@@ -15,6 +36,11 @@ const schema = z
     DIFFUSION_QUEUE_DEPTH: z.coerce.number().int().min(0).default(8),
     /** guidance_scale when a request gives none (7.5 suits Stable Diffusion 1.x/2.x; 0 suits SD-Turbo). */
     DIFFUSION_DEFAULT_GUIDANCE_SCALE: z.coerce.number().min(0).max(30).default(7.5),
+    /**
+     * Most width × height a request may ask of a model (images/pixel-budget.ts); default 4 × the
+     * model's native size. Bounds the memory one request can take, so a pod is sized once.
+     */
+    DIFFUSION_MAX_PIXELS: env.json(maxPixels, '{}'),
     /** Retry-After (seconds) for requests that arrive while the model is still loading. */
     DIFFUSION_LOADING_RETRY_AFTER_SECONDS: env.positiveInt(5),
     /** TEST-ONLY knob: delays model loading so tests can observe the `loading` state. Leave 0. */
@@ -26,6 +52,7 @@ const schema = z
     defaultModel: e.DIFFUSION_DEFAULT_MODEL,
     queue: { concurrency: e.DIFFUSION_CONCURRENCY, depth: e.DIFFUSION_QUEUE_DEPTH },
     defaultGuidanceScale: e.DIFFUSION_DEFAULT_GUIDANCE_SCALE,
+    maxPixels: e.DIFFUSION_MAX_PIXELS,
     loadingRetryAfterSeconds: e.DIFFUSION_LOADING_RETRY_AFTER_SECONDS,
     loadDelayMs: e.DIFFUSION_LOAD_DELAY_MS,
     objectStore: objectStoreConfigFrom(e),

@@ -5,6 +5,7 @@ import { runModelWorker } from '@switchboard/models';
 import { createObjectStore } from '@switchboard/objectstore';
 import { loadOnnxPipeline } from './adapters/onnx-pipeline.js';
 import { loadDiffusionConfig } from './config.js';
+import { unknownBudgetModels } from './images/pixel-budget.js';
 import { ImageService } from './images/service.js';
 import { createDiffusionMetrics } from './metrics.js';
 import { diffusionService } from './server.js';
@@ -19,6 +20,15 @@ async function main(): Promise<void> {
     load: (entry) => loadOnnxPipeline(entry, config.execution),
     dispose: (model) => model.dispose(),
     services: ({ models, queue, metrics, logger }) => {
+      const unknown = unknownBudgetModels(
+        config.maxPixels,
+        models.list().map((m) => m.id),
+      );
+      if (unknown.length > 0) {
+        throw new ConfigError(
+          unknown.map((id) => `DIFFUSION_MAX_PIXELS: "${id}" is not a model folder in MODEL_DIR/diffusion`),
+        );
+      }
       // Generation answers 503 while the store is not ready; a store that is down must not stop
       // the worker from loading its models.
       objects.ensureReady().then(
@@ -27,6 +37,7 @@ async function main(): Promise<void> {
       );
       const images = new ImageService(models, queue, metrics, objects, {
         defaultGuidanceScale: config.defaultGuidanceScale,
+        maxPixels: config.maxPixels,
       });
       return [diffusionService(images)];
     },

@@ -48,6 +48,10 @@ test('the scheduler is the one scheduler_config.json names; latent and pixel geo
   for (const model of models.values()) assert.deepEqual([model.latentChannels, model.vaeScaleFactor], [4, 8]);
 });
 
+test("the native size is unet/config.json's sample_size × the VAE scale factor (the tiny model's 512×512)", () => {
+  for (const model of models.values()) assert.equal(model.nativePixels, 512 * 512);
+});
+
 test('prompts are encoded to [batch, 77, hidden] whatever id type the encoder declares', async () => {
   const hidden = await models.get('euler')!.encodePrompts(['', 'a small boat']);
   assert.equal(hidden.dims.length, 3);

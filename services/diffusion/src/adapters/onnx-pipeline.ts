@@ -10,6 +10,7 @@ import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { transformersDeviceOptions, type ExecutionConfig, type ModelEntry } from '@switchboard/models';
 import type { DiffusionModel, FloatTensor } from '../generation/diffusion-model.js';
 import { parseSchedulerConfig } from '../scheduling/noise-schedule.js';
+import { nativePixels } from './native-size.js';
 
 const readJson = async (path: string) => JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
 
@@ -61,12 +62,15 @@ export async function loadOnnxPipeline(
   const scheduler = parseSchedulerConfig(
     await readJson(join(entry.dir, 'scheduler', 'scheduler_config.json')),
   );
-  const vaeConfigPath = join(entry.dir, 'vae_decoder', 'config.json');
-  const vaeConfig = existsSync(vaeConfigPath) ? await readJson(vaeConfigPath) : {};
+  const optionalJson = async (...path: string[]) =>
+    existsSync(join(entry.dir, ...path)) ? await readJson(join(entry.dir, ...path)) : {};
+  const vaeConfig = await optionalJson('vae_decoder', 'config.json');
+  const unetConfig = await optionalJson('unet', 'config.json');
   const scalingFactor =
     typeof vaeConfig['scaling_factor'] === 'number' ? vaeConfig['scaling_factor'] : 0.18215;
   const latentChannels = typeof vaeConfig['latent_channels'] === 'number' ? vaeConfig['latent_channels'] : 4;
   const blocks = Array.isArray(vaeConfig['block_out_channels']) ? vaeConfig['block_out_channels'].length : 4;
+  const vaeScaleFactor = 2 ** (blocks - 1);
 
   const { session_options } = transformersDeviceOptions(execution);
   const open = (part: string) =>
@@ -90,7 +94,8 @@ export async function loadOnnxPipeline(
   return {
     id: entry.id,
     latentChannels,
-    vaeScaleFactor: 2 ** (blocks - 1),
+    vaeScaleFactor,
+    nativePixels: nativePixels(unetConfig, vaeConfig, vaeScaleFactor),
     scheduler,
 
     async encodePrompts(prompts) {

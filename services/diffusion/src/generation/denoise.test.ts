@@ -15,6 +15,7 @@ function arithmeticModel(
     id: 'arithmetic',
     latentChannels: 4,
     vaeScaleFactor: 8,
+    nativePixels: 64 * 64,
     scheduler: parseSchedulerConfig({ _class_name: 'DDIMScheduler', num_train_timesteps: 100 }),
     encodePrompts: async (prompts) => ({
       data: new Float32Array(prompts.length * 2),

@@ -14,6 +14,8 @@ export interface DiffusionModel {
   readonly latentChannels: number;
   /** Pixels per latent cell on each side (8 for Stable Diffusion's VAE). */
   readonly vaeScaleFactor: number;
+  /** Width × height the pipeline was trained at (512×512 for SD 1.5); the pixel budget scales it. */
+  readonly nativePixels: number;
   readonly scheduler: SchedulerConfig;
   /** Text encoder hidden states for each prompt, batched in the order given. */
   encodePrompts(prompts: readonly string[]): Promise<FloatTensor>;

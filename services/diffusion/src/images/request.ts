@@ -1,9 +1,11 @@
 // A GenerateImage request checked and completed: the worker re-checks what the gateway validated
-// (it may be called by other clients) and fills in the seed and guidance a request left out.
+// (it may be called by other clients), holds the size to the model's pixel budget, and fills in
+// the seed and guidance a request left out.
 import { randomBytes } from 'node:crypto';
 import type { GenerateImageRequest__Output } from '@switchboard/contracts';
 import { SwitchboardError } from '@switchboard/errors';
 import type { ImageRequest } from '../generation/denoise.js';
+import { checkPixelBudget } from './pixel-budget.js';
 
 const invalid = (param: string, message: string) =>
   new SwitchboardError('invalid_request', { message: `${param}: ${message}`, param });
@@ -15,7 +17,7 @@ export function randomSeed(): bigint {
 
 export function toImageRequest(
   request: GenerateImageRequest__Output,
-  defaults: { guidanceScale: number; sideMultiple: number },
+  defaults: { guidanceScale: number; sideMultiple: number; maxPixels: number },
 ): ImageRequest {
   if (request.prompt.trim() === '') throw invalid('prompt', 'must not be empty');
   for (const side of ['width', 'height'] as const) {
@@ -24,6 +26,7 @@ export function toImageRequest(
       throw invalid(side, `must be a multiple of ${defaults.sideMultiple} from 64 to 2048`);
     }
   }
+  checkPixelBudget(request, defaults.maxPixels, defaults.sideMultiple);
   if (request.steps < 1 || request.steps > 100) throw invalid('steps', 'must be 1 to 100');
   const guidanceScale = request.guidance_scale ?? defaults.guidanceScale;
   if (!(guidanceScale >= 0 && guidanceScale <= 30)) throw invalid('guidance_scale', 'must be 0 to 30');

@@ -15,6 +15,7 @@ import { denoise } from '../generation/denoise.js';
 import type { DiffusionModel } from '../generation/diffusion-model.js';
 import { encodePng } from '../image/png.js';
 import { sizeLabel, type DiffusionMetrics } from '../metrics.js';
+import { pixelBudget, type PixelBudgets } from './pixel-budget.js';
 import { toImageRequest } from './request.js';
 
 export class ImageService {
@@ -23,7 +24,7 @@ export class ImageService {
     private readonly queue: WorkQueue,
     private readonly metrics: DiffusionMetrics,
     private readonly objects: ObjectStore,
-    private readonly options: { defaultGuidanceScale: number },
+    private readonly options: { defaultGuidanceScale: number; maxPixels: PixelBudgets },
   ) {}
 
   async generate(request: GenerateImageRequest__Output, ctx: RequestContext): Promise<GenerateImageResponse> {
@@ -31,6 +32,7 @@ export class ImageService {
     const image = toImageRequest(request, {
       guidanceScale: this.options.defaultGuidanceScale,
       sideMultiple: model.vaeScaleFactor,
+      maxPixels: pixelBudget(modelId, model.nativePixels, this.options.maxPixels),
     });
     const labels = { model: modelId, size: sizeLabel(image.width, image.height) };
     let outcome = 'ok';

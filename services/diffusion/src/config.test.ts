@@ -1,0 +1,56 @@
+// DIFFUSION_MAX_PIXELS as read at start-up: unset, one number, per model id with `*`, and every
+// malformed value refused with the variable named (the rest of the schema is libs/config's).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ConfigError } from '@switchboard/config';
+import { loadDiffusionConfig } from './config.js';
+
+// The worker reads the cluster secret too (gateway → worker authentication); any ≥ 32 chars do.
+const base = { CLUSTER_SECRET: 'diffusion-config-test-secret-0123456789' };
+const maxPixels = (value?: string) => loadDiffusionConfig({ ...base, DIFFUSION_MAX_PIXELS: value }).maxPixels;
+
+test('unset or empty: no configured budget, so every model gets the one derived from its config', () => {
+  assert.deepEqual(maxPixels(), { fallback: undefined, models: {} });
+  assert.deepEqual(maxPixels(''), { fallback: undefined, models: {} });
+  assert.ok(loadDiffusionConfig(base).maxPixels);
+});
+
+test('one number applies to every model', () => {
+  assert.deepEqual(maxPixels('1048576'), { fallback: 1048576, models: {} });
+  assert.deepEqual(maxPixels('4096'), { fallback: 4096, models: {} });
+});
+
+test('a JSON object sets budgets per model id; "*" covers the models it does not name', () => {
+  assert.deepEqual(maxPixels('{"sdxl": 4194304, "sd15": 786432}'), {
+    fallback: undefined,
+    models: { sdxl: 4194304, sd15: 786432 },
+  });
+  assert.deepEqual(maxPixels('{"sdxl": 4194304, "*": 1048576}'), {
+    fallback: 1048576,
+    models: { sdxl: 4194304 },
+  });
+});
+
+test('malformed values stop start-up naming DIFFUSION_MAX_PIXELS', () => {
+  for (const value of [
+    'lots',
+    '1024x1024',
+    '0',
+    '-1',
+    '4095',
+    '1048576.5',
+    '"1048576"',
+    '[1048576]',
+    '{"sdxl": "big"}',
+    '{"sdxl": 100}',
+    '{"": 1048576}',
+    'null',
+  ]) {
+    assert.throws(
+      () => maxPixels(value),
+      (error: unknown) =>
+        error instanceof ConfigError && error.problems.some((p) => p.startsWith('DIFFUSION_MAX_PIXELS')),
+      value,
+    );
+  }
+});
