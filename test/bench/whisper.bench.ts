@@ -6,8 +6,11 @@ import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { useLocalModels } from '@switchboard/models';
 import { createLogger } from '@switchboard/telemetry';
-import { decodeToPcm } from '@switchboard/whisper/dist/adapters/ffmpeg-decoder.js';
+import { decodePcm } from '@switchboard/whisper/dist/adapters/ffmpeg-decoder.js';
 import { loadWhisperModel } from '@switchboard/whisper/dist/adapters/whisper-model.js';
+import { ByteBudget } from '@switchboard/whisper/dist/audio/byte-budget.js';
+import { recognizeWindows } from '@switchboard/whisper/dist/recognition/recognize-windows.js';
+import { streamWindows } from '@switchboard/whisper/dist/recognition/windows.js';
 import { bearer, createKey } from '../support/admin.js';
 import { makeAudioFixtures } from '../support/audio.js';
 import { startStack } from '../support/stack.js';
@@ -37,19 +40,23 @@ try {
   const model = await loadWhisperModel(
     { id: repo.modelId, dir: '', description: '' },
     { providers: ['cpu'], deviceId: 0 },
-    windowing,
   );
   const logger = createLogger({ service: 'bench', level: 'error' });
   const inProcess = await timed(async () => {
     const signal = new AbortController().signal;
-    const pcm = await decodeToPcm([audio.long], {
+    const pcm = decodePcm([audio.long], {
       ffmpegPath: 'ffmpeg',
       maxSeconds: 7200,
-      spoolDir: tmpdir(),
+      spool: { dir: tmpdir(), budget: new ByteBudget(1024 ** 3), retryAfterSeconds: () => 1 },
       logger,
       signal,
     });
-    await model.recognize({ audio: pcm, language: 'en', signal });
+    await recognizeWindows(streamWindows(pcm, windowing, 16_000), {
+      model,
+      language: () => 'en',
+      inSlot: (work) => work(),
+      signal,
+    });
   });
 
   // (b) Through the gateway: multipart upload, gRPC client stream, JSON answer.

@@ -121,3 +121,21 @@ export function toneWav(seconds: number): Buffer {
   }
   return Buffer.concat([wavHeader(seconds), samples]);
 }
+
+/**
+ * The fixtures' speech looped to `seconds` and encoded with `args` (e.g. 20 minutes of 8 kb/s
+ * Opus in Ogg, a few MB that decode to hundreds of MB of samples). Speech, not silence, so the
+ * worker's silence check does not skip it.
+ */
+export async function loopedSpeech(seconds: number, file: string, args: readonly string[]): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), 'switchboard-audio-'));
+  try {
+    const speechWav = join(dir, 'speech-source.wav');
+    await run('espeak-ng', ['-v', 'en-us', '-s', '150', '-w', speechWav, SPEECH]);
+    const out = join(dir, file);
+    await ffmpeg('-stream_loop', '-1', '-i', speechWav, '-t', String(seconds), '-ac', '1', ...args, out);
+    return await readFile(out);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

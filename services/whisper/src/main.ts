@@ -14,7 +14,7 @@ async function main(): Promise<void> {
     name: 'whisper',
     config,
     createMetrics: createWhisperMetrics,
-    load: (entry) => loadWhisperModel(entry, config.execution, config.windowing),
+    load: (entry) => loadWhisperModel(entry, config.execution),
     dispose: (model) => model.dispose(),
     services: ({ models, queue, metrics }) => [
       whisperService(
@@ -22,6 +22,9 @@ async function main(): Promise<void> {
           ffmpegPath: config.ffmpegPath,
           maxAudioSeconds: config.maxAudioSeconds,
           spoolDir: config.spoolDir,
+          spoolMaxBytes: config.spoolMaxBytes,
+          windowing: config.windowing,
+          maxUploads: config.queue.concurrency + config.queue.depth,
         }),
       ),
     ],

@@ -6,12 +6,22 @@ export function createWhisperMetrics(registry: Registry) {
   return {
     queueDepth: new Gauge({
       name: 'whisper_queue_depth',
-      help: 'Decoded uploads waiting for a recognition slot.',
+      help: 'Transcriptions whose next window waits for a recognition slot.',
       registers,
     }),
     running: new Gauge({
       name: 'whisper_active_transcriptions',
-      help: 'Recognitions running now.',
+      help: 'Windows being recognised now.',
+      registers,
+    }),
+    uploads: new Gauge({
+      name: 'whisper_uploads_in_progress',
+      help: 'Uploads being received, decoded or recognised (at most concurrency + queue depth).',
+      registers,
+    }),
+    spoolBytes: new Gauge({
+      name: 'whisper_spool_bytes',
+      help: 'Bytes of uploads spooled to disk now (at most WHISPER_SPOOL_MAX_BYTES).',
       registers,
     }),
     audioSeconds: new Counter({
@@ -29,7 +39,7 @@ export function createWhisperMetrics(registry: Registry) {
     }),
     decodeSeconds: new Histogram({
       name: 'whisper_decode_seconds',
-      help: 'Time ffmpeg took to receive and decode an upload.',
+      help: 'Time a transcription waited for its upload to arrive and ffmpeg to decode it (recognition not included).',
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     }),

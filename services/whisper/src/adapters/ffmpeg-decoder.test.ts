@@ -1,12 +1,15 @@
 // The decoder against Debian's real ffmpeg (the set-up installs it): samples out of a WAV made
 // here, invalid_audio for bytes that are not audio, payload_too_large past the duration limit,
-// and a clear error when the binary is missing.
+// a clear error when the binary is missing, and ffmpeg held back while the consumer is busy.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isSwitchboardError } from '@switchboard/errors';
 import { createLogger } from '@switchboard/telemetry';
-import { decodeToPcm, type DecodeOptions } from './ffmpeg-decoder.js';
+import { ByteBudget } from '../audio/byte-budget.js';
+import { decodePcm, type DecodeOptions } from './ffmpeg-decoder.js';
 
 /** A 16-bit PCM WAV of a 440 Hz tone at `rate` Hz, mono. */
 function toneWav(seconds: number, rate: number): Buffer {
@@ -33,11 +36,24 @@ function toneWav(seconds: number, rate: number): Buffer {
 const options = (overrides: Partial<DecodeOptions> = {}): DecodeOptions => ({
   ffmpegPath: 'ffmpeg',
   maxSeconds: 60,
-  spoolDir: tmpdir(),
+  spool: { dir: tmpdir(), budget: new ByteBudget(1 << 30), retryAfterSeconds: () => 1 },
   logger: createLogger({ service: 'test', level: 'silent' }),
   signal: new AbortController().signal,
   ...overrides,
 });
+
+/** All samples of a decode, joined (fine for the short files here). */
+async function decodeToPcm(input: Iterable<Uint8Array>, decode: DecodeOptions): Promise<Float32Array> {
+  const chunks: Float32Array[] = [];
+  for await (const chunk of decodePcm(input, decode)) chunks.push(chunk);
+  const samples = new Float32Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    samples.set(chunk, at);
+    at += chunk.length;
+  }
+  return samples;
+}
 
 /** The upload in small pieces, as the gRPC stream delivers it. */
 const pieces = (bytes: Buffer, size = 4096) =>
@@ -69,4 +85,29 @@ test('a missing ffmpeg binary is reported by its configured path', async () => {
     decodeToPcm(pieces(toneWav(0.1, 16_000)), options({ ffmpegPath: '/nonexistent/ffmpeg' })),
     /ffmpeg not found at "\/nonexistent\/ffmpeg"/,
   );
+});
+
+/** ffmpeg processes that are children of this test process. */
+function ffmpegChildren(): number[] {
+  const children = readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8');
+  return children
+    .split(' ')
+    .filter(Boolean)
+    .map(Number)
+    .filter((pid) => readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'ffmpeg');
+}
+
+test('ffmpeg is held back while the consumer is busy, and is gone when the consumer stops', async () => {
+  // 10 minutes decode to 38 MB of samples in well under a second when nothing holds ffmpeg back.
+  const wav = toneWav(600, 16_000);
+  const samples = decodePcm(pieces(wav, 64 * 1024), options({ maxSeconds: 3600 }));
+  const first = await samples.next();
+  assert.ok(!first.done && first.value.length > 0);
+  const [pid] = ffmpegChildren();
+  assert.ok(pid, 'ffmpeg runs while samples remain');
+  await sleep(1000); // a generous second in which an unheld ffmpeg would write everything
+  const written = Number(/wchar: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
+  assert.ok(written < 4 * 1024 * 1024, `ffmpeg wrote ${written} bytes while nothing was read`);
+  await samples.return();
+  assert.deepEqual(ffmpegChildren(), []);
 });

@@ -1,11 +1,13 @@
 // Decodes any container and codec ffmpeg knows into 16 kHz mono float PCM, fed from the upload as
-// it arrives. ffmpeg's own words stay in the log: a response only ever says `invalid_audio`.
+// it arrives, and hands the samples on as ffmpeg produces them: nothing is collected here, and
+// while the consumer is busy ffmpeg's output is not read, so ffmpeg blocks on its full pipe and
+// stops reading the upload. ffmpeg's own words stay in the log: a response only says `invalid_audio`.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { SwitchboardError } from '@switchboard/errors';
 import type { Logger } from '@switchboard/telemetry';
 import { SAMPLE_RATE } from '../audio/pcm.js';
-import { uploadSource } from '../audio/upload-source.js';
+import { uploadSource, type Spool } from '../audio/upload-source.js';
 
 const BYTES_PER_SAMPLE = 4;
 /** ffmpeg's stderr kept for the log; its head says what was wrong. */
@@ -14,37 +16,41 @@ const STDERR_LIMIT = 4096;
 export interface DecodeOptions {
   readonly ffmpegPath: string;
   readonly maxSeconds: number;
-  /** Where uploads that must be read with seeking are spooled (removed afterwards). */
-  readonly spoolDir: string;
+  /** Where uploads that must be read with seeking are spooled (removed afterwards), within a budget. */
+  readonly spool: Spool;
   readonly logger: Logger;
   readonly signal: AbortSignal;
 }
 
 /**
  * Feeds the upload to ffmpeg (piped as it arrives, or from a spooled file for containers that
- * need seeking) and returns the decoded samples. Throws invalid_audio when ffmpeg cannot decode
- * it, payload_too_large past `maxSeconds`, and the abort reason when the caller goes away — in
- * every case the ffmpeg process and any spooled file are gone before this settles.
+ * need seeking) and yields the decoded samples in ffmpeg's chunks, each a fresh array. Throws
+ * invalid_audio when ffmpeg cannot decode it, payload_too_large past `maxSeconds`, no_capacity
+ * when the spool is full, and the abort reason when the caller goes away — in every case, and when
+ * the consumer stops early, the ffmpeg process and any spooled file are gone before this settles.
  */
-export async function decodeToPcm(
+export async function* decodePcm(
   input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   options: DecodeOptions,
-): Promise<Float32Array> {
+): AsyncGenerator<Float32Array, void, undefined> {
   options.signal.throwIfAborted();
-  const source = await uploadSource(input, options.spoolDir, options.signal);
-  if (source.kind === 'pipe') return runFfmpeg('pipe:0', source.data, options);
+  const source = await uploadSource(input, options.spool, options.signal);
+  if (source.kind === 'pipe') {
+    yield* runFfmpeg('pipe:0', source.data, options);
+    return;
+  }
   try {
-    return await runFfmpeg(source.path, undefined, options);
+    yield* runFfmpeg(source.path, undefined, options);
   } finally {
     await source.remove();
   }
 }
 
-async function runFfmpeg(
+async function* runFfmpeg(
   inputArg: string,
   stdinData: AsyncIterable<Uint8Array> | undefined,
   options: DecodeOptions,
-): Promise<Float32Array> {
+): AsyncGenerator<Float32Array, void, undefined> {
   const { signal, logger } = options;
   const ffmpeg = spawn(
     options.ffmpegPath,
@@ -78,34 +84,39 @@ async function runFfmpeg(
     if (stderr.length < STDERR_LIMIT) stderr += text;
   });
 
-  const maxBytes = options.maxSeconds * SAMPLE_RATE * BYTES_PER_SAMPLE;
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  let tooLong = false;
-  ffmpeg.stdout.on('data', (chunk: Buffer) => {
-    bytes += chunk.length;
-    if (bytes > maxBytes) {
-      tooLong = true;
-      ffmpeg.kill('SIGKILL');
-      return;
-    }
-    chunks.push(chunk);
-  });
-
   const kill = () => ffmpeg.kill('SIGKILL');
   signal.addEventListener('abort', kill, { once: true });
+  let stopped = false;
+  let feeding: Promise<void> = Promise.resolve();
   try {
     await spawned;
-    if (stdinData) await feed(ffmpeg.stdin, stdinData, () => tooLong || signal.aborted);
-    else ffmpeg.stdin.end();
+    if (stdinData) {
+      feeding = feed(ffmpeg.stdin, stdinData, () => stopped || signal.aborted);
+      // An upload that breaks off must not leave ffmpeg waiting for the rest of its input.
+      feeding.catch(kill);
+    } else {
+      ffmpeg.stdin.end();
+    }
+    const maxBytes = options.maxSeconds * SAMPLE_RATE * BYTES_PER_SAMPLE;
+    const reader = new F32Reader();
+    let bytes = 0;
+    // Each chunk is handed on before the next is read: the stream stops reading the pipe once its
+    // small buffer is full, which is what pauses ffmpeg.
+    for await (const chunk of ffmpeg.stdout as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      if (bytes > maxBytes) {
+        throw new SwitchboardError('payload_too_large', {
+          message: `The audio is longer than ${options.maxSeconds} seconds.`,
+          param: 'file',
+        });
+      }
+      const samples = reader.read(chunk);
+      if (samples.length > 0) yield samples;
+    }
+    signal.throwIfAborted();
+    await feeding;
     const [code, killedBy] = await exited;
     signal.throwIfAborted();
-    if (tooLong) {
-      throw new SwitchboardError('payload_too_large', {
-        message: `The audio is longer than ${options.maxSeconds} seconds.`,
-        param: 'file',
-      });
-    }
     // ffmpeg can exit 0 having found nothing it could read (it only logs "Invalid data").
     if (code !== 0 || (bytes === 0 && stderr.trim() !== '')) {
       logger.info({ code, signal: killedBy, ffmpeg: stderr.trim() }, 'ffmpeg could not decode the upload');
@@ -115,16 +126,31 @@ async function runFfmpeg(
       });
     }
   } catch (error) {
-    kill();
-    await exited;
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new Error(`ffmpeg not found at "${options.ffmpegPath}" (FFMPEG_PATH)`);
     }
     throw error;
   } finally {
+    stopped = true;
     signal.removeEventListener('abort', kill);
+    if (ffmpeg.exitCode === null && ffmpeg.signalCode === null) kill();
+    await exited;
+    await feeding.catch(() => undefined);
   }
-  return toSamples(chunks, bytes);
+}
+
+/** Little-endian f32 samples (as asked for with -f f32le) out of byte chunks of any length. */
+class F32Reader {
+  private rest = Buffer.alloc(0);
+
+  read(chunk: Buffer): Float32Array {
+    const bytes = this.rest.length > 0 ? Buffer.concat([this.rest, chunk]) : chunk;
+    const whole = bytes.length - (bytes.length % BYTES_PER_SAMPLE);
+    this.rest = Buffer.from(bytes.subarray(whole));
+    const samples = new Float32Array(whole / BYTES_PER_SAMPLE);
+    new Uint8Array(samples.buffer).set(bytes.subarray(0, whole));
+    return samples;
+  }
 }
 
 /**
@@ -149,18 +175,4 @@ async function feed(
     }
   }
   if (!broken && !stdin.destroyed) stdin.end();
-}
-
-/** Joins ffmpeg's output into one Float32Array (little-endian f32, as asked for with -f f32le). */
-function toSamples(chunks: readonly Buffer[], bytes: number): Float32Array {
-  const whole = bytes - (bytes % BYTES_PER_SAMPLE);
-  const samples = new Float32Array(whole / BYTES_PER_SAMPLE);
-  const view = new Uint8Array(samples.buffer);
-  let offset = 0;
-  for (const chunk of chunks) {
-    const take = Math.min(chunk.length, whole - offset);
-    view.set(chunk.subarray(0, take), offset);
-    offset += take;
-  }
-  return samples;
 }

@@ -1,7 +1,8 @@
 // A Whisper model from the repository (Transformers.js layout: encoder_model.onnx +
 // decoder_model_merged.onnx) as a SpeechModel. Windowing is ours rather than the ASR pipeline's so
 // that each window gets a fresh timestamp processor, a cancellation check and a bounded number of
-// tokens; the tokenizer's own ASR decoding stitches the windows' overlaps together.
+// tokens, and so that windows can come as the audio is decoded; the tokenizer's own ASR decoding
+// stitches the windows' overlaps together.
 import {
   AutoProcessor,
   AutoTokenizer,
@@ -14,8 +15,7 @@ import {
 } from '@huggingface/transformers';
 import { transformersDeviceOptions, type ExecutionConfig, type ModelEntry } from '@switchboard/models';
 import { SAMPLE_RATE } from '../audio/pcm.js';
-import type { Recognition, RecognitionRequest, SpeechModel } from '../recognition/speech-model.js';
-import { planWindows, type Windowing } from '../recognition/windows.js';
+import type { SpeechModel, WindowRequest } from '../recognition/speech-model.js';
 
 /** What this adapter reads of Transformers.js's Whisper generation config. */
 interface WhisperGenerationConfig {
@@ -64,11 +64,7 @@ class StopWhenAborted extends LogitsProcessor {
   }
 }
 
-export async function loadWhisperModel(
-  entry: ModelEntry,
-  execution: ExecutionConfig,
-  windowing: Windowing,
-): Promise<SpeechModel> {
+export async function loadWhisperModel(entry: ModelEntry, execution: ExecutionConfig): Promise<SpeechModel> {
   // Ids are folder names under Transformers.js's localModelPath (set by useLocalModels).
   const processor: Processor = await AutoProcessor.from_pretrained(entry.id, { local_files_only: true });
   const tokenizer = (await AutoTokenizer.from_pretrained(entry.id, {
@@ -100,8 +96,8 @@ export async function loadWhisperModel(
     id: entry.id,
     languages: new Set(languageIds.keys()),
 
-    async detectLanguage(audio) {
-      const inputFeatures = await features(audio.subarray(0, windowing.chunkSeconds * SAMPLE_RATE));
+    async detectLanguage(samples) {
+      const inputFeatures = await features(samples);
       const start = new Tensor('int64', BigInt64Array.of(BigInt(generation.decoder_start_token_id)), [1, 1]);
       const output = (await model({ input_features: inputFeatures, decoder_input_ids: start })) as {
         logits: Tensor;
@@ -115,38 +111,37 @@ export async function loadWhisperModel(
       return best;
     },
 
-    async recognize({ audio, language, signal }: RecognitionRequest): Promise<Recognition> {
-      const decoded: { tokens: number[]; stride: [number, number, number] }[] = [];
-      for (const window of planWindows(audio.length, windowing, SAMPLE_RATE)) {
-        signal.throwIfAborted();
-        const inputFeatures = await features(audio.subarray(window.start, window.end));
-        const processors = new LogitsProcessorList();
-        processors.push(new StopWhenAborted(signal, eosTokenId));
-        const sequences = (await model.generate({
-          inputs: inputFeatures,
-          language,
-          task: 'transcribe',
-          return_timestamps: true,
-          // Also keeps Transformers.js on its plain generate path (its seek loop can stall on a
-          // window whose last timestamp is 0.00).
-          max_new_tokens: maxNewTokens,
-          logits_processor: processors,
-        } as Parameters<WhisperModel['generate']>[0])) as Tensor;
-        decoded.push({
-          tokens: ((sequences.tolist() as bigint[][])[0] ?? []).map(Number),
+    async recognizeWindow({ samples, language, signal }: WindowRequest): Promise<number[]> {
+      signal.throwIfAborted();
+      const inputFeatures = await features(samples);
+      const processors = new LogitsProcessorList();
+      processors.push(new StopWhenAborted(signal, eosTokenId));
+      const sequences = (await model.generate({
+        inputs: inputFeatures,
+        language,
+        task: 'transcribe',
+        return_timestamps: true,
+        // Also keeps Transformers.js on its plain generate path (its seek loop can stall on a
+        // window whose last timestamp is 0.00).
+        max_new_tokens: maxNewTokens,
+        logits_processor: processors,
+      } as Parameters<WhisperModel['generate']>[0])) as Tensor;
+      signal.throwIfAborted();
+      return ((sequences.tolist() as bigint[][])[0] ?? []).map(Number);
+    },
+
+    stitch(windows) {
+      const [text, { chunks = [] }] = tokenizer._decode_asr(
+        windows.map(({ window, tokens }) => ({
+          tokens: [...tokens],
           stride: [
             (window.end - window.start) / SAMPLE_RATE,
             window.strideLeft / SAMPLE_RATE,
             window.strideRight / SAMPLE_RATE,
           ],
-        });
-      }
-      signal.throwIfAborted();
-      const [text, { chunks = [] }] = tokenizer._decode_asr(decoded, {
-        time_precision: timePrecision,
-        return_timestamps: true,
-        force_full_sequences: false,
-      });
+        })),
+        { time_precision: timePrecision, return_timestamps: true, force_full_sequences: false },
+      );
       return { text, chunks };
     },
 

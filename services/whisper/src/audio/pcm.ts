@@ -2,8 +2,9 @@
 /** Whisper's input rate; ffmpeg resamples every upload to it. */
 export const SAMPLE_RATE = 16_000;
 
-export function durationSeconds(samples: Float32Array): number {
-  return Math.round((samples.length / SAMPLE_RATE) * 1000) / 1000;
+/** The duration of `samples` samples, to the millisecond. */
+export function durationSeconds(samples: number): number {
+  return Math.round((samples / SAMPLE_RATE) * 1000) / 1000;
 }
 
 /**

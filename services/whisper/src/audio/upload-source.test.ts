@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
-import { readFile, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { isSwitchboardError } from '@switchboard/errors';
+import { ByteBudget } from './byte-budget.js';
 import { isIsoMedia, peek, uploadSource } from './upload-source.js';
 
 const bytes = (text: string) => Buffer.from(text, 'latin1');
@@ -10,6 +13,12 @@ async function collect(data: AsyncIterable<Uint8Array>): Promise<string> {
   for await (const part of data) parts.push(part);
   return Buffer.concat(parts).toString('latin1');
 }
+
+const spool = (budget = new ByteBudget(1 << 20), dir = tmpdir()) => ({
+  dir,
+  budget,
+  retryAfterSeconds: () => 7,
+});
 
 test('ISO base media is recognised by its ftyp box; other containers are not', () => {
   assert.equal(isIsoMedia(bytes('\0\0\0\x20ftypM4A ')), true);
@@ -29,13 +38,43 @@ test('peek: the head across small chunks, then every byte exactly once', async (
 
 test('MP4-family uploads are spooled to a file that is removed afterwards; others stay a pipe', async () => {
   const signal = new AbortController().signal;
-  const piped = await uploadSource([bytes('RIFF....WAVEfmt '), bytes('rest')], tmpdir(), signal);
+  const piped = await uploadSource([bytes('RIFF....WAVEfmt '), bytes('rest')], spool(), signal);
   assert.equal(piped.kind, 'pipe');
   const mp4 = [bytes('\0\0\0\x18ftypM4A \0\0\0\0'), bytes('mdat...moov')];
-  const spooled = await uploadSource(mp4, tmpdir(), signal);
+  const spooled = await uploadSource(mp4, spool(), signal);
   assert.equal(spooled.kind, 'file');
   if (spooled.kind !== 'file') return;
   assert.equal((await readFile(spooled.path)).toString('latin1'), Buffer.concat(mp4).toString('latin1'));
   await spooled.remove();
   await assert.rejects(stat(spooled.path), { code: 'ENOENT' });
+});
+
+test('the spool budget: an upload past it → no_capacity, its partial file removed, its bytes given back', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'whisper-spool-test-'));
+  try {
+    const signal = new AbortController().signal;
+    const budget = new ByteBudget(100);
+    const first = await uploadSource(
+      [bytes('\0\0\0\x18ftypM4A '), new Uint8Array(40)],
+      spool(budget, dir),
+      signal,
+    );
+    assert.equal(first.kind, 'file');
+    assert.equal(budget.used, 52);
+    // 52 + 72 > 100: refused at its last chunk (after writing some) while the first is still spooled.
+    await assert.rejects(
+      uploadSource(
+        [bytes('\0\0\0\x18ftypM4A '), new Uint8Array(30), new Uint8Array(30)],
+        spool(budget, dir),
+        signal,
+      ),
+      (error) => isSwitchboardError(error) && error.code === 'no_capacity' && error.retryAfterSeconds === 7,
+    );
+    assert.equal((await readdir(dir)).length, 1, 'only the first upload is left in the spool');
+    assert.equal(budget.used, 52);
+    if (first.kind === 'file') await first.remove();
+    assert.deepEqual([await readdir(dir), budget.used], [[], 0]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -1,11 +1,15 @@
 // Where ffmpeg reads an upload from. Most containers decode from a pipe as the bytes arrive; the
 // MP4 family (m4a, mp4, mov, 3gp) often keeps its index (`moov`) after the media data, which a
 // pipe cannot seek back to — ffmpeg then "succeeds" with no samples. Those uploads are spooled to
-// a temporary file first, which ffmpeg reads with seeking.
-import { createWriteStream } from 'node:fs';
+// a temporary file first, which ffmpeg reads with seeking. The spool directory has a byte budget
+// shared by all uploads: one that would exceed it is refused with no_capacity, its partial file
+// removed, rather than letting parallel uploads fill the disk.
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { SwitchboardError } from '@switchboard/errors';
+import type { ByteBudget } from './byte-budget.js';
 
 export type UploadSource =
   { kind: 'pipe'; data: AsyncIterable<Uint8Array> } | { kind: 'file'; path: string; remove(): Promise<void> };
@@ -41,21 +45,42 @@ export async function peek(
   return { head: Buffer.concat(seen).subarray(0, bytes), data: replay() };
 }
 
-/** The upload as ffmpeg should read it: piped, or spooled under `spoolDir` when it must seek. */
+export interface Spool {
+  readonly dir: string;
+  /** Bytes all spooled files together may hold; a spooled file keeps its bytes until removed. */
+  readonly budget: ByteBudget;
+  /** Retry-After of a refusal: about when spooled uploads will have finished. */
+  retryAfterSeconds(): number;
+}
+
+/** The upload as ffmpeg should read it: piped, or spooled under `spool.dir` when it must seek. */
 export async function uploadSource(
   input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  spoolDir: string,
+  spool: Spool,
   signal: AbortSignal,
 ): Promise<UploadSource> {
   const { head, data } = await peek(input, 12);
   if (!isIsoMedia(head)) return { kind: 'pipe', data };
-  const dir = await mkdtemp(join(spoolDir, 'whisper-upload-'));
-  const remove = () => rm(dir, { recursive: true, force: true });
+  const dir = await mkdtemp(join(spool.dir, 'whisper-upload-'));
+  let taken = 0;
+  const remove = async () => {
+    await rm(dir, { recursive: true, force: true });
+    spool.budget.give(taken);
+    taken = 0;
+  };
   const path = join(dir, 'upload');
+  let file: WriteStream | undefined;
   try {
-    const file = createWriteStream(path, { flags: 'wx' });
+    file = createWriteStream(path, { flags: 'wx' });
     for await (const chunk of data) {
       signal.throwIfAborted();
+      if (!spool.budget.tryTake(chunk.length)) {
+        throw new SwitchboardError('no_capacity', {
+          message: 'The worker has no room to spool this upload right now.',
+          retryAfterSeconds: spool.retryAfterSeconds(),
+        });
+      }
+      taken += chunk.length;
       if (!file.write(chunk)) await once(file, 'drain', { signal });
     }
     file.end();
@@ -63,6 +88,7 @@ export async function uploadSource(
     signal.throwIfAborted();
     return { kind: 'file', path, remove };
   } catch (error) {
+    file?.destroy();
     await remove();
     throw error;
   }

@@ -1,14 +1,22 @@
 // What transcription needs from a speech model, and nothing about how it runs: the adapter
-// (adapters/whisper-pipeline.ts) implements it over Transformers.js + ONNX Runtime.
+// (adapters/whisper-model.ts) implements it over Transformers.js + ONNX Runtime. The model sees one
+// window at a time, so the caller decides how much audio is in memory (one window, not the file).
 import type { RawChunk } from './segments.js';
+import type { AudioWindow } from './windows.js';
 
-export interface RecognitionRequest {
-  /** 16 kHz mono samples. */
-  readonly audio: Float32Array;
+export interface WindowRequest {
+  /** The window's 16 kHz mono samples (at most one window long). */
+  readonly samples: Float32Array;
   /** ISO 639-1 code the model knows. */
   readonly language: string;
   /** Aborts between decoding steps. */
   readonly signal: AbortSignal;
+}
+
+/** What one window contributed: the model's tokens (none for a window that was not recognised). */
+export interface WindowText {
+  readonly window: AudioWindow;
+  readonly tokens: readonly number[];
 }
 
 export interface Recognition {
@@ -20,9 +28,11 @@ export interface SpeechModel {
   readonly id: string;
   /** ISO 639-1 codes the model can transcribe (its language tokens). */
   readonly languages: ReadonlySet<string>;
-  /** The most probable language of the audio's first window, the way Whisper detects it. */
-  detectLanguage(audio: Float32Array): Promise<string>;
-  /** Timestamped text; audio longer than one window is windowed and stitched. */
-  recognize(request: RecognitionRequest): Promise<Recognition>;
+  /** The most probable language of one window of audio, the way Whisper detects it. */
+  detectLanguage(samples: Float32Array): Promise<string>;
+  /** The tokens of one window, timestamps included. */
+  recognizeWindow(request: WindowRequest): Promise<number[]>;
+  /** Timestamped text of consecutive windows, their overlaps stitched. */
+  stitch(windows: readonly WindowText[]): Recognition;
   dispose(): Promise<void>;
 }

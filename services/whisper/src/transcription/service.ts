@@ -1,30 +1,56 @@
 // Transcription as the RPC sees it: refuse what can be refused before the upload is read (model
-// loading or unknown, bad language, no capacity), decode the upload while it streams in, wait for a
-// recognition slot, recognise, and answer segments the gateway can render in any format.
+// loading or unknown, bad language, no capacity), then decode the upload while it streams in and
+// recognise it window by window as ffmpeg produces them, and answer segments the gateway can render
+// in any format. An upload holds a place from its first byte to its answer, so uploads being decoded
+// count against the queue; each holds one window of samples, so memory does not grow with length.
 import type { ListModelsResponse, TranscribeChunk__Output, TranscribeResponse } from '@switchboard/contracts';
 import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
 import type { RequestContext } from '@switchboard/grpc';
-import type { ModelRegistry, WorkQueue } from '@switchboard/models';
-import { decodeToPcm } from '../adapters/ffmpeg-decoder.js';
-import { durationSeconds, isSilent } from '../audio/pcm.js';
+import { WorkQueue, type ModelRegistry } from '@switchboard/models';
+import { decodePcm } from '../adapters/ffmpeg-decoder.js';
+import { ByteBudget } from '../audio/byte-budget.js';
+import { durationSeconds, SAMPLE_RATE } from '../audio/pcm.js';
+import type { Spool } from '../audio/upload-source.js';
+import { recognizeWindows } from '../recognition/recognize-windows.js';
 import { toSegments } from '../recognition/segments.js';
 import type { SpeechModel } from '../recognition/speech-model.js';
+import { streamWindows, type WindowSamples, type Windowing } from '../recognition/windows.js';
 import type { WhisperMetrics } from '../metrics.js';
-import { openUpload } from './upload.js';
+import { openUpload, type Upload } from './upload.js';
 
 export interface TranscriptionOptions {
   readonly ffmpegPath: string;
   readonly maxAudioSeconds: number;
   readonly spoolDir: string;
+  readonly spoolMaxBytes: number;
+  readonly windowing: Windowing;
+  /** Uploads in progress at once (recognition concurrency + queue depth); beyond → no_capacity. */
+  readonly maxUploads: number;
 }
 
 export class TranscriptionService {
+  /** One place per upload in progress, from its first byte to its answer. */
+  private readonly uploads: WorkQueue;
+  private readonly spool: Spool;
+
   constructor(
     private readonly registry: ModelRegistry<SpeechModel>,
+    /** Recognition slots, taken one window at a time, so a slow upload never idles the model. */
     private readonly queue: WorkQueue,
     private readonly metrics: WhisperMetrics,
     private readonly options: TranscriptionOptions,
-  ) {}
+  ) {
+    this.uploads = new WorkQueue({
+      concurrency: options.maxUploads,
+      depth: 0,
+      onDepth: (_waiting, running) => metrics.uploads.set(running),
+    });
+    this.spool = {
+      dir: options.spoolDir,
+      budget: new ByteBudget(options.spoolMaxBytes, (used) => metrics.spoolBytes.set(used)),
+      retryAfterSeconds: () => this.uploads.retryAfterSeconds(),
+    };
+  }
 
   async transcribe(
     messages: AsyncIterable<TranscribeChunk__Output>,
@@ -33,61 +59,84 @@ export class TranscriptionService {
     const upload = await openUpload(messages);
     const { id, handle: model } = this.registry.get(upload.options.model);
     checkLanguage(model, upload.options.language);
-    if (this.queue.isFull) {
-      throw new SwitchboardError('no_capacity', { retryAfterSeconds: this.queue.retryAfterSeconds() });
-    }
     let outcome = 'ok';
     try {
-      const decodeStarted = performance.now();
-      const audio = await decodeToPcm(upload.data, {
-        ffmpegPath: this.options.ffmpegPath,
-        maxSeconds: this.options.maxAudioSeconds,
-        spoolDir: this.options.spoolDir,
-        logger: ctx.logger,
-        signal: ctx.signal,
-      });
-      this.metrics.decodeSeconds.observe((performance.now() - decodeStarted) / 1000);
-      // Fields sent after the file may change the model or the language.
-      const final = upload.finalOptions();
-      if (final.model !== upload.options.model && this.registry.resolveId(final.model) !== id) {
-        throw new SwitchboardError('invalid_request', {
-          message: 'model: must not change after the upload started',
-          param: 'model',
-        });
-      }
-      checkLanguage(model, final.language);
-
-      const duration_s = durationSeconds(audio);
-      if (isSilent(audio)) {
-        ctx.logger.info({ duration_s }, 'silent audio; nothing to transcribe');
-        return { text: '', language: final.language, duration_s, segments: [], model: id };
-      }
-      return await this.queue.run(async () => {
-        const started = performance.now();
-        const language = final.language || (await model.detectLanguage(audio));
-        const recognition = await model.recognize({ audio, language, signal: ctx.signal });
-        ctx.signal.throwIfAborted();
-        const seconds = (performance.now() - started) / 1000;
-        this.metrics.audioSeconds.inc({ model: id }, duration_s);
-        this.metrics.realTimeFactor.observe({ model: id }, duration_s / Math.max(seconds, 1e-6));
-        ctx.logger.info(
-          { duration_s, seconds, language, detected: !final.language, chunks: recognition.chunks.length },
-          'transcribed',
-        );
-        return {
-          text: recognition.text.trim(),
-          language,
-          duration_s,
-          segments: toSegments(recognition.chunks, duration_s),
-          model: id,
-        };
-      }, ctx.signal);
+      // Refused here, before a byte of the file is read, when every place is taken.
+      return await this.uploads.run(() => this.recognize(upload, id, model, ctx), ctx.signal);
     } catch (error) {
       outcome = ctx.signal.aborted ? 'cancelled' : isSwitchboardError(error) ? error.code : 'error';
       throw error;
     } finally {
       this.metrics.requests.inc({ model: id, outcome });
     }
+  }
+
+  private async recognize(
+    upload: Upload,
+    id: string,
+    model: SpeechModel,
+    ctx: RequestContext,
+  ): Promise<TranscribeResponse> {
+    const pcm = decodePcm(upload.data, {
+      ffmpegPath: this.options.ffmpegPath,
+      maxSeconds: this.options.maxAudioSeconds,
+      spool: this.spool,
+      logger: ctx.logger,
+      signal: ctx.signal,
+    });
+    const waited = { ms: 0 };
+    const recognition = await recognizeWindows(
+      timed(streamWindows(pcm, this.options.windowing, SAMPLE_RATE), waited),
+      {
+        model,
+        // Fields read so far count: for audio of one window that is the whole form.
+        language: () => {
+          const { language } = upload.currentOptions();
+          checkLanguage(model, language);
+          return language;
+        },
+        inSlot: (work) => this.queue.run(work, ctx.signal),
+        signal: ctx.signal,
+      },
+    );
+    this.metrics.decodeSeconds.observe(waited.ms / 1000);
+    // Fields sent after the file may change the model or the language.
+    const final = upload.finalOptions();
+    if (final.model !== upload.options.model && this.registry.resolveId(final.model) !== id) {
+      throw new SwitchboardError('invalid_request', {
+        message: 'model: must not change after the upload started',
+        param: 'model',
+      });
+    }
+    checkLanguage(model, final.language);
+    const used = recognition.language;
+    if (used !== undefined && final.language && final.language !== used) {
+      throw new SwitchboardError('invalid_request', {
+        message: `language: arrived after the first ${this.options.windowing.chunkSeconds} s of audio were transcribed; send it before the file`,
+        param: 'language',
+      });
+    }
+
+    const duration_s = durationSeconds(recognition.samples);
+    const language = used ?? final.language;
+    if (used === undefined) {
+      ctx.logger.info({ duration_s }, 'silent audio; nothing to transcribe');
+    } else {
+      const seconds = recognition.recognitionSeconds;
+      this.metrics.audioSeconds.inc({ model: id }, duration_s);
+      this.metrics.realTimeFactor.observe({ model: id }, duration_s / Math.max(seconds, 1e-6));
+      ctx.logger.info(
+        { duration_s, seconds, language, detected: !final.language, chunks: recognition.chunks.length },
+        'transcribed',
+      );
+    }
+    return {
+      text: recognition.text.trim(),
+      language,
+      duration_s,
+      segments: toSegments(recognition.chunks, duration_s),
+      model: id,
+    };
   }
 
   listModels(): ListModelsResponse {
@@ -102,5 +151,24 @@ function checkLanguage(model: SpeechModel, language: string): void {
       message: `language: "${language}" is not a language this model knows`,
       param: 'language',
     });
+  }
+}
+
+/** The windows, adding the time spent waiting for each (upload and decoding) to `waited.ms`. */
+async function* timed(
+  windows: AsyncIterable<WindowSamples>,
+  waited: { ms: number },
+): AsyncGenerator<WindowSamples, void, undefined> {
+  const iterator = windows[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const started = performance.now();
+      const next = await iterator.next();
+      waited.ms += performance.now() - started;
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    await iterator.return?.();
   }
 }

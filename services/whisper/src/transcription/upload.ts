@@ -13,6 +13,8 @@ export interface Upload {
   readonly options: UploadOptions;
   /** The file's bytes, in order; ends with the call's stream. */
   readonly data: AsyncIterable<Uint8Array>;
+  /** The options seen so far: the first message's, amended by any read along with the data. */
+  currentOptions(): UploadOptions;
   /** The options once the whole stream was read: later non-empty fields replace earlier ones. */
   finalOptions(): UploadOptions;
 }
@@ -26,9 +28,9 @@ export async function openUpload(messages: AsyncIterable<TranscribeChunk__Output
   if (first.done || !first.value.options) throw invalid('The first message must carry the options.');
   const options = pick(first.value.options, { language: '', model: '' });
   let final: UploadOptions | undefined;
+  let current = options;
 
   async function* data(): AsyncIterable<Uint8Array> {
-    let current = options;
     for (;;) {
       const next = await iterator.next();
       if (next.done) break;
@@ -41,6 +43,7 @@ export async function openUpload(messages: AsyncIterable<TranscribeChunk__Output
   return {
     options,
     data: data(),
+    currentOptions: () => current,
     finalOptions() {
       if (!final) throw new Error('finalOptions() before the upload was read');
       return final;

@@ -1,0 +1,186 @@
+// The whisper worker's limits on what uploads may hold (issue 11, item 5), through the gateway:
+// uploads still arriving and being decoded take places in the queue, so more of them than it holds
+// are refused with 503 no_capacity; and spooled (MP4-family) uploads share a byte budget on disk,
+// past which an upload is refused and its partial file removed. Since audio is recognised as it
+// arrives, a language field sent after more than one window of audio comes too late.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { bearer, createKey, type CreatedKey } from '../support/admin.js';
+import { loopedSpeech, toneWav } from '../support/audio.js';
+import { descendants, isRunning } from '../support/processes.js';
+import { errorOf, sleep, startStack, type Stack } from '../support/stack.js';
+import {
+  startWorker,
+  tinyWhisperRepository,
+  type TinyModelRepository,
+  type WorkerProcess,
+} from '../support/worker.js';
+
+/** One recognition slot and one waiting place: two uploads in progress at most. */
+const CONCURRENCY = 1;
+const QUEUE_DEPTH = 1;
+const SPOOL_MAX_BYTES = 256 * 1024;
+
+let repo: TinyModelRepository;
+let spoolDir: string;
+let worker: WorkerProcess;
+let stack: Stack;
+let key: CreatedKey;
+let m4a: Buffer;
+
+before(async () => {
+  [repo, spoolDir, m4a] = await Promise.all([
+    tinyWhisperRepository(),
+    mkdtemp(join(tmpdir(), 'whisper-spool-')),
+    // ≈ 160 KB: fits the spool alone, not next to most of another one.
+    loopedSpeech(40, 'speech.m4a', ['-c:a', 'aac', '-b:a', '32k']),
+  ]);
+  worker = await startWorker('whisper', {
+    env: {
+      MODEL_DIR: repo.modelDir,
+      WHISPER_CONCURRENCY: String(CONCURRENCY),
+      WHISPER_QUEUE_DEPTH: String(QUEUE_DEPTH),
+      WHISPER_SPOOL_DIR: spoolDir,
+      WHISPER_SPOOL_MAX_BYTES: String(SPOOL_MAX_BYTES),
+    },
+  });
+  stack = await startStack({ env: { WHISPER_ADDR: worker.address } });
+  key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
+});
+after(async () => {
+  await stack?.stop();
+  await worker?.stop();
+  await Promise.all([repo?.remove(), spoolDir && rm(spoolDir, { recursive: true, force: true })]);
+});
+
+function transcribe(file: Buffer, name: string): Promise<Response> {
+  const form = new FormData();
+  form.append('language', 'en');
+  form.append('file', new Blob([file]), name);
+  return fetch(`${stack.gateway.url}/transcribe`, { method: 'POST', headers: bearer(key.key), body: form });
+}
+
+/**
+ * An upload whose client sends `head` of `file` and then holds the rest until `finish()`: an
+ * upload in progress for as long as the test needs, with no timing involved.
+ */
+function heldUpload(file: Buffer, name: string, head: number) {
+  const boundary = `----switchboard${Math.random().toString(16).slice(2)}`;
+  const encoder = new TextEncoder();
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(
+        encoder.encode(
+          `--${boundary}\r\nContent-Disposition: form-data; name="language"\r\n\r\nen\r\n` +
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${name}"\r\n\r\n`,
+        ),
+      );
+      controller.enqueue(file.subarray(0, head));
+    },
+    async pull(controller) {
+      await released;
+      controller.enqueue(file.subarray(head));
+      controller.enqueue(encoder.encode(`\r\n--${boundary}--\r\n`));
+      controller.close();
+    },
+  });
+  const response = fetch(`${stack.gateway.url}/transcribe`, {
+    method: 'POST',
+    headers: { ...bearer(key.key), 'content-type': `multipart/form-data; boundary=${boundary}` },
+    body,
+    duplex: 'half',
+  });
+  // Seen by the test through finish(); a test that fails first must not leave it unhandled.
+  void response.catch(() => undefined);
+  return {
+    response,
+    finish: async () => {
+      release();
+      return response;
+    },
+  };
+}
+
+const ffmpegProcesses = () =>
+  descendants(worker.child.pid!).filter((pid) => {
+    try {
+      return isRunning(pid) && readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'ffmpeg';
+    } catch {
+      return false;
+    }
+  });
+
+/** Every file under the spool directory with its size. */
+const spooled = () =>
+  readdirSync(spoolDir).flatMap((dir) =>
+    readdirSync(join(spoolDir, dir)).map((file) => statSync(join(spoolDir, dir, file)).size),
+  );
+
+async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await sleep(50);
+  }
+}
+
+async function assertNoCapacity(res: Response): Promise<void> {
+  assert.equal(res.status, 503, await res.clone().text());
+  assert.equal((await errorOf(res)).code, 'no_capacity');
+  assert.match(res.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+}
+
+test('uploads still being received and decoded count against the queue: one more → 503 no_capacity', async () => {
+  // Two uploads in progress (one per place), each with 10 s of a 45-s file sent so far.
+  const wav = toneWav(45);
+  const held = [heldUpload(wav, 'a.wav', 320_000), heldUpload(wav, 'b.wav', 320_000)];
+  await until(() => ffmpegProcesses().length === 2, 'both uploads are being decoded');
+
+  await assertNoCapacity(await transcribe(toneWav(1), 'c.wav'));
+  assert.equal(await worker.metric('whisper_uploads_in_progress'), 2);
+
+  for (const upload of held) assert.equal((await upload.finish()).status, 200);
+  // Their places are free again.
+  assert.equal((await transcribe(toneWav(1), 'c.wav')).status, 200);
+  assert.equal(await worker.metric('whisper_uploads_in_progress'), 0);
+});
+
+test('the spool byte budget: an upload past it → 503 no_capacity, nothing of it left on disk', async () => {
+  assert.ok(m4a.length < SPOOL_MAX_BYTES && m4a.length > SPOOL_MAX_BYTES / 2, `m4a of ${m4a.length} bytes`);
+  // The first upload's bytes so far are spooled and stay there while its client holds the rest.
+  const head = m4a.length - 1024;
+  const first = heldUpload(m4a, 'first.m4a', head);
+  await until(() => spooled().some((size) => size > head - 64 * 1024), 'the first upload is spooled');
+
+  // Alone it would fit; next to the first it does not.
+  await assertNoCapacity(await transcribe(m4a, 'second.m4a'));
+  assert.equal(spooled().length, 1, 'the refused upload’s partial file is removed');
+
+  const res = await first.finish();
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.deepEqual(readdirSync(spoolDir), [], 'the spool is empty once the transcription ended');
+  assert.equal(await worker.metric('whisper_spool_bytes'), 0);
+  // The budget was given back: the same file now fits.
+  assert.equal((await transcribe(m4a, 'again.m4a')).status, 200);
+  assert.deepEqual(readdirSync(spoolDir), []);
+});
+
+test('a language sent after more than one window of audio → 400 invalid_request naming it', async () => {
+  const form = new FormData();
+  form.append('file', new Blob([toneWav(45)]), 'long.wav');
+  form.append('language', 'es');
+  const res = await fetch(`${stack.gateway.url}/transcribe`, {
+    method: 'POST',
+    headers: bearer(key.key),
+    body: form,
+  });
+  assert.equal(res.status, 400);
+  const body = await errorOf(res);
+  assert.deepEqual([body.code, body.param], ['invalid_request', 'language']);
+});

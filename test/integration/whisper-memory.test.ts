@@ -1,0 +1,97 @@
+// The whisper worker's memory stays bounded by the window, not the file (issue 11, item 5): four
+// 10-minute Opus files (≈ 0.6 MB each, ≈ 38 MB of decoded samples each) uploaded at once through
+// the gateway. A worker that kept whole files held 4 × 38 MB of samples, twice that while joining
+// them (its peak grew by 272 MB here); one that recognises windows as ffmpeg produces them holds a
+// few MB per upload (25 MB in all, measured on 2 cores).
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { bearer, createKey, type CreatedKey } from '../support/admin.js';
+import { loopedSpeech, toneWav } from '../support/audio.js';
+import { startStack, type Stack } from '../support/stack.js';
+import {
+  startWorker,
+  tinyWhisperRepository,
+  type TinyModelRepository,
+  type WorkerProcess,
+} from '../support/worker.js';
+
+const UPLOADS = 4;
+const SECONDS = 10 * 60;
+const MB = 1024 * 1024;
+/**
+ * What the uploads may add to the worker's peak resident memory, over its peak after a warm-up
+ * transcription (model, ORT arenas for one window, JIT). Per upload: the 30-s window (1.9 MB of
+ * f32), its log-mel features (1 MB), ffmpeg's pipe and stream buffers and the gRPC/HTTP/2 windows
+ * (≈ 1 MB) — about 4 MB, so 16 MB for four — plus 48 MB for garbage between collections. Whole
+ * decoded files added 272 MB here before windows were streamed.
+ */
+const GROWTH_BOUND = 64 * MB;
+
+let repo: TinyModelRepository;
+let worker: WorkerProcess;
+let stack: Stack;
+let key: CreatedKey;
+let opus: Buffer;
+
+before(async () => {
+  [repo, opus] = await Promise.all([
+    tinyWhisperRepository(),
+    loopedSpeech(SECONDS, 'long.ogg', ['-c:a', 'libopus', '-b:a', '8k']),
+  ]);
+  worker = await startWorker('whisper', {
+    env: { MODEL_DIR: repo.modelDir, WHISPER_CONCURRENCY: '1', WHISPER_QUEUE_DEPTH: String(UPLOADS) },
+  });
+  stack = await startStack({ env: { WHISPER_ADDR: worker.address } });
+  key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
+});
+after(async () => {
+  await stack?.stop();
+  await worker?.stop();
+  await repo?.remove();
+});
+
+/** Resident memory of a process from /proc: its peak so far (VmHWM), in bytes. */
+function peakRss(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(match![1]) * 1024;
+}
+
+async function transcribe(file: Buffer, name: string): Promise<{ duration_s: number; text: string }> {
+  const form = new FormData();
+  form.append('language', 'en');
+  form.append('format', 'json');
+  form.append('file', new Blob([file]), name);
+  const res = await fetch(`${stack.gateway.url}/transcribe`, {
+    method: 'POST',
+    headers: bearer(key.key),
+    body: form,
+  });
+  assert.equal(res.status, 200, await res.clone().text());
+  return (await res.json()) as { duration_s: number; text: string };
+}
+
+test(`${UPLOADS} parallel ${SECONDS / 60}-minute Opus uploads: peak RSS grows by less than ${GROWTH_BOUND / MB} MB`, async (t) => {
+  assert.ok(opus.length < 2 * MB, `a low-bitrate file (${opus.length} bytes)`);
+  // Warm-up over two windows, so the model's arenas and the JIT are part of the baseline.
+  await transcribe(toneWav(45), 'warm.wav');
+  const pid = worker.child.pid!;
+  const baseline = peakRss(pid);
+
+  const results = await Promise.all(
+    Array.from({ length: UPLOADS }, (_, i) => transcribe(opus, `long-${i}.ogg`)),
+  );
+  const grown = peakRss(pid) - baseline;
+  t.diagnostic(
+    `worker VmHWM: ${(baseline / MB).toFixed(1)} MB after warm-up, +${(grown / MB).toFixed(1)} MB`,
+  );
+  for (const body of results) {
+    // The whole file was decoded and recognised, not just its start.
+    assert.ok(Math.abs(body.duration_s - SECONDS) < 1, String(body.duration_s));
+    assert.ok(body.text.length > 0);
+  }
+  assert.ok(
+    grown < GROWTH_BOUND,
+    `peak RSS grew by ${(grown / MB).toFixed(1)} MB for ${UPLOADS} uploads (bound ${GROWTH_BOUND / MB} MB)`,
+  );
+});
