@@ -43,6 +43,18 @@ function notFound(): SwitchboardError {
   return new SwitchboardError('not_found', { message: 'No such key.' });
 }
 
+/**
+ * A failure of NATS itself (disconnected, request timed out) means the store is unreachable: the
+ * caller gets 503 `unavailable` and may retry, never a 500 for an outage.
+ */
+function unreachable(error: unknown): SwitchboardError {
+  if (error instanceof SwitchboardError) return error;
+  return new SwitchboardError('unavailable', {
+    message: 'The key store is unreachable; retry shortly.',
+    cause: error,
+  });
+}
+
 const encode = (record: KeyRecord): Uint8Array => new TextEncoder().encode(JSON.stringify(record));
 
 /**
@@ -162,7 +174,7 @@ export class KeyStore {
         return { record, key: formatApiKey(id, secret) };
       } catch (error) {
         // kv.create refuses an existing id: draw another (60 random bits make this theoretical).
-        if (!isConflict(error) || attempt >= WRITE_ATTEMPTS) throw error;
+        if (!isConflict(error) || attempt >= WRITE_ATTEMPTS) throw unreachable(error);
       }
     }
   }
@@ -238,7 +250,8 @@ export class KeyStore {
   /** Waits (bounded) until the watch has delivered everything the bucket held when called. */
   private async catchUp(): Promise<void> {
     await this.ready;
-    const target = (await this.kv.status()).streamInfo.state.last_seq;
+    const target = (await this.kv.status().catch((error: unknown) => Promise.reject(unreachable(error))))
+      .streamInfo.state.last_seq;
     if (this.seenRevision >= target || this.closed) return;
     let timer: NodeJS.Timeout | undefined;
     await new Promise<void>((resolve) => {
@@ -250,7 +263,7 @@ export class KeyStore {
 
   private async read(id: string): Promise<{ record: KeyRecord; revision: number }> {
     if (!isKeyId(id)) throw notFound(); // also keeps odd strings away from KV subject syntax
-    const entry = await this.kv.get(id);
+    const entry = await this.kv.get(id).catch((error: unknown) => Promise.reject(unreachable(error)));
     if (entry === null || entry.operation !== 'PUT') throw notFound();
     const value: unknown = entry.json();
     if (!isKeyRecord(value))
@@ -269,7 +282,7 @@ export class KeyStore {
         this.view.apply(next, written); // read-your-writes on this replica, before the watch echoes it
         return next;
       } catch (error) {
-        if (!isConflict(error) || attempt >= WRITE_ATTEMPTS) throw error;
+        if (!isConflict(error) || attempt >= WRITE_ATTEMPTS) throw unreachable(error);
       }
     }
   }

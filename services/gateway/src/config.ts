@@ -1,4 +1,5 @@
 import { env, loadConfig } from '@switchboard/config';
+import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import { z } from 'zod';
 
@@ -55,6 +56,10 @@ const schema = z
     METRICS_PORT: env.port(9464),
     LOG_LEVEL: env.logLevel,
     ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters'),
+    /** Shared with every worker (a Kubernetes Secret): each call and DevTools upgrade carries it. */
+    CLUSTER_SECRET: z
+      .string()
+      .min(CLUSTER_SECRET_MIN_LENGTH, `must be at least ${CLUSTER_SECRET_MIN_LENGTH} characters`),
     IP_ALLOWLIST: env.cidrList(),
     TRUSTED_PROXIES: env.cidrList(),
     NATS_URL: env.url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222'),
@@ -65,6 +70,16 @@ const schema = z
       .default('switchboard_keys'),
     RATE_LIMIT_PREFIX: z.string().default('sb:rl'),
     AUTH_FAILURES_PER_MINUTE: env.positiveInt(30),
+    ADMIN_AUTH_FAILURES_PER_MINUTE: env.positiveInt(10),
+    KEYS_MAX_STALENESS_MS: env.positiveInt(30_000),
+    // Where clients reach the API (e.g. https://api.example.com), for URLs the gateway hands out.
+    PUBLIC_BASE_URL: z
+      .string()
+      .regex(/^https?:\/\/[^/?#\s]+\/?$/, 'expected an http(s) origin, e.g. https://api.example.com')
+      .optional(),
+    HTTP_HEADERS_TIMEOUT_MS: env.positiveInt(15_000),
+    HTTP_BODY_MIN_BYTES_PER_SECOND: env.positiveInt(1024),
+    HTTP_BODY_RATE_WINDOW_MS: env.positiveInt(10_000),
     TIER_POLICIES: env.json(tierOverrides, '{}'),
     JSON_BODY_LIMIT_BYTES: env.positiveInt(1 * MB),
     LLM_ADDR: env.address('127.0.0.1:50051'),
@@ -84,10 +99,17 @@ const schema = z
   })
   .superRefine(checkObjectStoreEnv)
   .transform((e) => ({
-    http: { port: e.GATEWAY_PORT, host: e.GATEWAY_HOST, jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES },
+    http: {
+      port: e.GATEWAY_PORT,
+      host: e.GATEWAY_HOST,
+      jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      bodyRate: { minBytesPerSecond: e.HTTP_BODY_MIN_BYTES_PER_SECOND, windowMs: e.HTTP_BODY_RATE_WINDOW_MS },
+    },
     metricsPort: e.METRICS_PORT,
     logLevel: e.LOG_LEVEL,
     adminToken: e.ADMIN_TOKEN,
+    clusterSecret: e.CLUSTER_SECRET,
     ipAllowlist: e.IP_ALLOWLIST,
     trustedProxies: e.TRUSTED_PROXIES,
     natsUrl: e.NATS_URL,
@@ -95,6 +117,9 @@ const schema = z
     keysBucket: e.KEYS_BUCKET,
     rateLimitPrefix: e.RATE_LIMIT_PREFIX,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    adminAuthFailuresPerMinute: e.ADMIN_AUTH_FAILURES_PER_MINUTE,
+    keysMaxStalenessMs: e.KEYS_MAX_STALENESS_MS,
+    publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/$/, ''),
     tiers: e.TIER_POLICIES,
     workers: {
       llm: { address: e.LLM_ADDR, deadlineMs: e.LLM_DEADLINE_MS },

@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'nats';
 import { BrowserFleet } from '@switchboard/browser-registry';
@@ -10,7 +11,9 @@ import { createLogger, createRegistry, startMetricsServer } from '@switchboard/t
 import { createWorkerClients } from './clients/index.js';
 import { loadGatewayConfig } from './config.js';
 import { EventPublisher } from '@switchboard/events';
+import { LiveRequests } from './auth/live-requests.js';
 import { createGatewayMetrics } from './ops/metrics.js';
+import { NatsLiveness } from './ops/nats-liveness.js';
 import { routeUpgrades } from './http/upgrades.js';
 import { createApp } from './server.js';
 
@@ -26,12 +29,19 @@ async function main(): Promise<void> {
     name: 'switchboard-gateway',
     maxReconnectAttempts: -1,
   });
+  // Pinged twice a second: a broker that stops answering makes this replica unready within 1.5 s.
+  const natsLiveness = new NatsLiveness(nats, {
+    probeIntervalMs: 500,
+    unreadyAfterMs: 1_500,
+    maxStalenessMs: config.keysMaxStalenessMs,
+  });
+  const live = new LiveRequests();
   const keys = await KeyStore.open(nats, { bucket: config.keysBucket, logger });
   await keys.ready;
   const redis = createRedisClient(config.redisUrl);
   const limiter = createRateLimiter({ redis, keyPrefix: config.rateLimitPrefix, logger });
   const fleet = await BrowserFleet.open(nats, { logger });
-  const clients = createWorkerClients(config.workers, logger, fleet);
+  const clients = createWorkerClients(config.workers, logger, fleet, config.clusterSecret);
   const events = new EventPublisher(nats, logger);
   const objects = createObjectStore(config.objectStore);
   // The workers write and own the bucket too; the gateway only reads, so a store that is down
@@ -56,18 +66,30 @@ async function main(): Promise<void> {
     events,
     metrics,
     objects,
+    nats: natsLiveness,
+    live,
     readiness: {
-      keyStoreReady: () => !nats.isClosed() && keys.isReady && fleet.isWatching,
+      keyStoreReady: () => natsLiveness.reachable && keys.isReady && fleet.isWatching,
       rateLimitStoreReady: () => limiter.storeHealthy(),
     },
   });
 
-  const server = app.listen(config.http.port, config.http.host);
+  const server = createServer(
+    {
+      // Headers must arrive within the timeout (slowloris); the whole request has no deadline,
+      // because uploads may take long at a fair rate — slow bodies are cut by cutSlowBodies.
+      headersTimeout: config.http.headersTimeoutMs,
+      requestTimeout: 0,
+      // How often Node looks for connections past headersTimeout (its default is 30 s).
+      connectionsCheckingInterval: Math.min(1_000, config.http.headersTimeoutMs),
+      // Idle keep-alive sockets are closed; streams may stay open for minutes.
+      keepAliveTimeout: 65_000,
+    },
+    app,
+  );
+  server.listen(config.http.port, config.http.host);
   await once(server, 'listening');
   routeUpgrades(server, app);
-  // Streams may legitimately stay open for minutes; idle keep-alive sockets may not.
-  server.requestTimeout = 0;
-  server.keepAliveTimeout = 65_000;
   const metricsServer = await startMetricsServer(registry, config.metricsPort);
   logger.info(
     { port: (server.address() as AddressInfo).port, metrics_port: metricsServer.port },
@@ -84,6 +106,8 @@ async function main(): Promise<void> {
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearInterval(degradedTimer);
+    natsLiveness.close();
+    live.close();
     clients.close();
     fleet.close();
     await keys.close();

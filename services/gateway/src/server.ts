@@ -1,4 +1,4 @@
-import express, { type Express } from 'express';
+import express, { type Express, type Request } from 'express';
 import helmet from 'helmet';
 import type { KeyStore } from '@switchboard/keys';
 import type { ObjectStore } from '@switchboard/objectstore';
@@ -6,6 +6,7 @@ import type { RateLimiter } from '@switchboard/ratelimit';
 import type { Logger } from '@switchboard/telemetry';
 import { adminRouter } from './admin/admin-routes.js';
 import { AuthFailureGuard, authenticate } from './auth/authenticate.js';
+import type { LiveRequests } from './auth/live-requests.js';
 import { clusterAllowlist } from './auth/ip-allowlists.js';
 import { rateLimit } from './auth/rate-limit.js';
 import { tierGate } from './auth/tiers.js';
@@ -13,9 +14,12 @@ import type { WorkerClients } from './clients/index.js';
 import type { GatewayConfig } from './config.js';
 import { CidrSet } from './http/client-ip.js';
 import { errorHandler, notFound } from './http/errors.js';
+import { publicOrigin } from './http/public-origin.js';
+import { cutSlowBodies } from './http/slow-bodies.js';
 import { requestId } from './http/request-id.js';
 import type { EventPublisher } from '@switchboard/events';
 import { healthRouter, type ReadinessProbe } from './ops/health-routes.js';
+import type { KeyFreshness } from './ops/nats-liveness.js';
 import { type GatewayMetrics, observeRequests } from './ops/metrics.js';
 import { publicDocsRouter } from './ops/public-docs.js';
 import { animateRouter } from './routes/animate.js';
@@ -36,6 +40,10 @@ export interface GatewayDeps {
   events: EventPublisher;
   metrics: GatewayMetrics;
   readiness: ReadinessProbe;
+  /** Whether NATS answers (admin calls) and the cached keys may still be honoured. */
+  nats: { reachable: boolean } & KeyFreshness;
+  /** Authenticated requests in flight, ended when their key is revoked. */
+  live: LiveRequests;
   /** Screenshots, generated images and videos, written by the workers. */
   objects: ObjectStore;
 }
@@ -55,18 +63,24 @@ export function createApp({
   metrics,
   readiness,
   objects,
+  nats,
+  live,
 }: GatewayDeps): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Exact paths everywhere (see http/router.ts): `/Animate` or `/animate/` reach no handler.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   app.set('etag', false);
   app.use(requestId(logger));
   app.use(observeRequests(metrics, logger));
   app.use(helmet({ contentSecurityPolicy: false }));
 
   app.use(healthRouter(readiness));
+  app.use(cutSlowBodies(config.http.bodyRate));
 
-  const guard = new AuthFailureGuard(limiter, config.authFailuresPerMinute, metrics);
-  app.use(clusterAllowlist(new CidrSet(config.ipAllowlist), new CidrSet(config.trustedProxies)));
+  const trustedProxies = new CidrSet(config.trustedProxies);
+  app.use(clusterAllowlist(new CidrSet(config.ipAllowlist), trustedProxies));
   app.use(publicDocsRouter());
   app.use(
     '/admin',
@@ -74,24 +88,27 @@ export function createApp({
       keys,
       events,
       clients,
-      guard,
+      guard: new AuthFailureGuard(limiter, 'adminfail', config.adminAuthFailuresPerMinute, metrics),
       adminToken: config.adminToken,
+      storeReachable: () => nats.reachable,
       bodyLimitBytes: config.http.jsonBodyLimitBytes,
     }),
   );
 
-  app.use(authenticate(keys, guard));
+  const guard = new AuthFailureGuard(limiter, 'authfail', config.authFailuresPerMinute, metrics);
+  app.use(authenticate({ keys, guard, freshness: nats, live }));
   app.use(tierGate());
   app.use(rateLimit(limiter, config.tiers, metrics));
 
   const bodyLimit = config.http.jsonBodyLimitBytes;
-  app.use(queryRouter(clients.llm, bodyLimit, config.streams));
+  app.use(queryRouter(clients.llm, bodyLimit, config.streams, live));
   app.use(modelsRouter([clients.llm, clients.whisper, clients.diffusion, clients.animation]));
   app.use(transcribeRouter(clients.whisper, config.tiers));
   app.use(generateImageRouter(clients.diffusion, bodyLimit));
-  app.use(animateRouter(clients.animation, config.tiers));
-  app.use(browserRouter(clients.browser, config.tiers, bodyLimit));
-  app.use(browserDevtoolsRouter(clients.browser, logger));
+  app.use(animateRouter(clients.animation, config.tiers, bodyLimit));
+  const originOf = (req: Request) => publicOrigin(req, trustedProxies, config.publicBaseUrl);
+  app.use(browserRouter(clients.browser, config.tiers, bodyLimit, originOf));
+  app.use(browserDevtoolsRouter(clients.browser, logger, config.clusterSecret));
   app.use(storedFilesRouter(objects));
 
   app.use(notFound);

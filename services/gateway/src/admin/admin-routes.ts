@@ -1,5 +1,7 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import type { KeyStore } from '@switchboard/keys';
+import { SwitchboardError } from '@switchboard/errors';
+import { exactRouter } from '../http/router.js';
 import { requireAdminToken } from '../auth/admin-token.js';
 import type { AuthFailureGuard } from '../auth/authenticate.js';
 import type { WorkerClients } from '../clients/index.js';
@@ -16,6 +18,8 @@ interface AdminDeps {
   guard: AuthFailureGuard;
   adminToken: string;
   bodyLimitBytes: number;
+  /** False while NATS does not answer: key administration is then 503 at once, not a hang. */
+  storeReachable: () => boolean;
 }
 
 /**
@@ -23,9 +27,14 @@ interface AdminDeps {
  * under /admin/api needs the admin token — never an API key.
  */
 export function adminRouter(deps: AdminDeps): Router {
-  const router = Router();
+  const router = exactRouter();
   router.get('/', (_req, res) => sendPage(res, dashboardPage));
   router.use('/api', requireAdminToken(deps.adminToken, deps.guard));
+  router.use('/api/keys', (_req, _res, next) => {
+    if (deps.storeReachable()) next();
+    else
+      next(new SwitchboardError('unavailable', { message: 'The key store is unreachable; retry shortly.' }));
+  });
   router.use('/api', keysRouter(deps.keys, deps.events, deps.bodyLimitBytes));
   router.get('/api/status', async (_req, res) => {
     const ctx = callContext(res);

@@ -1,6 +1,7 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { type KeyStore, publicView } from '@switchboard/keys';
 import { z } from 'zod';
+import { exactRouter } from '../http/router.js';
 import { tierNames } from '../config.js';
 import { isCidr } from '@switchboard/config';
 import { jsonBody } from '../http/json-body.js';
@@ -30,7 +31,7 @@ const rotateBody = z.object({
 
 /** The admin API of API.md §7. Secrets appear in exactly two responses: create and rotate. */
 export function keysRouter(keys: KeyStore, events: EventPublisher, bodyLimitBytes: number): Router {
-  const router = Router();
+  const router = exactRouter();
   const body = jsonBody(bodyLimitBytes);
 
   router.post('/keys', body, async (req, res) => {

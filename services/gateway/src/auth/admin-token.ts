@@ -5,16 +5,17 @@ import { bearerToken, type AuthFailureGuard } from './authenticate.js';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-/** Guards /admin/api: the admin token, compared in constant time over fixed-length digests. */
+/**
+ * Guards /admin/api: the admin token, compared in constant time over fixed-length digests. Wrong
+ * tokens spend the admin guard's own (stricter) budget, never the API keys' one.
+ */
 export function requireAdminToken(adminToken: string, guard: AuthFailureGuard): RequestHandler {
   const expected = digest(adminToken);
   return async (req, res, next) => {
-    const ip = res.locals.ctx.clientIp;
-    guard.check(ip);
     const token = bearerToken(req.get('authorization'));
     if (!token || !timingSafeEqual(digest(token), expected)) {
       throw await guard.fail(
-        ip,
+        res.locals.ctx.clientIp,
         new SwitchboardError('unauthorized', { message: 'A valid admin token is required.' }),
       );
     }

@@ -9,10 +9,28 @@ export function tierRank(tier: TierName): number {
 /** Path prefixes that need more than the basic tier; checked before the rate limit spends. */
 const minimumTiers: { prefix: string; tier: TierName }[] = [{ prefix: '/animate', tier: 'professional' }];
 
+/**
+ * The path as a policy must read it: percent-decoded, lower-cased, with repeated and trailing
+ * slashes folded, so `/ANIMATE/`, `//animate` and `/%61nimate` all read `/animate`. Routing is
+ * exact (http/router.ts), so such spellings reach no handler anyway; reading them generously here
+ * as well means a future router option cannot quietly open a way around the gate.
+ */
+export function policyPath(path: string): string {
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    // A malformed escape cannot match a route; keep the raw form.
+  }
+  const folded = decoded.toLowerCase().replace(/\/{2,}/g, '/');
+  return folded.length > 1 ? folded.replace(/\/+$/, '') : folded;
+}
+
 export function tierGate(): RequestHandler {
   return (req, res, next) => {
     const key = res.locals.ctx.key;
-    const rule = minimumTiers.find(({ prefix }) => req.path === prefix || req.path.startsWith(`${prefix}/`));
+    const path = policyPath(req.path);
+    const rule = minimumTiers.find(({ prefix }) => path === prefix || path.startsWith(`${prefix}/`));
     if (key && rule && tierRank(key.tier) < tierRank(rule.tier)) {
       next(
         new SwitchboardError('tier_required', {

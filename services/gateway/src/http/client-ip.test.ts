@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CidrSet, clientIp, normalizeIp } from './client-ip.js';
+import { CidrSet, clientIp, failureBucket, normalizeIp } from './client-ip.js';
 
 test('normalizes IPv4-mapped IPv6, brackets and zones', () => {
   assert.equal(normalizeIp('::ffff:10.1.2.3'), '10.1.2.3');
@@ -41,4 +41,21 @@ test('X-Forwarded-For counts only behind a trusted proxy, right-most untrusted h
     'unparseable hop: stop at the proxy',
   );
   assert.equal(clientIp('127.0.0.1', '[2001:db8::1]', trusted), '2001:db8::1');
+});
+
+test('X-Forwarded-For hops written with a port count as their address', () => {
+  const trusted = new CidrSet(['127.0.0.1/32']);
+  assert.equal(normalizeIp('203.0.113.5:4711'), '203.0.113.5');
+  assert.equal(normalizeIp('[2001:db8::1]:4711'), '2001:db8::1');
+  assert.equal(clientIp('127.0.0.1', '198.51.100.9:52100', trusted), '198.51.100.9');
+  assert.equal(clientIp('127.0.0.1', '[2001:db8::7]:443, 127.0.0.1:8080', trusted), '2001:db8::7');
+  assert.equal(normalizeIp('2001:db8::1'), '2001:db8::1', 'a bare IPv6 address is not read as having a port');
+});
+
+test('failures are counted per IPv4 address and per IPv6 /64', () => {
+  assert.equal(failureBucket('203.0.113.5'), '203.0.113.5');
+  assert.equal(failureBucket('2001:db8:1:2:aaaa::1'), '2001:db8:1:2::/64');
+  assert.equal(failureBucket('2001:db8:1:2:ffff:ffff:ffff:ffff'), '2001:db8:1:2::/64');
+  assert.notEqual(failureBucket('2001:db8:1:3::1'), failureBucket('2001:db8:1:2::1'));
+  assert.equal(failureBucket('::1'), '0:0:0:0::/64');
 });

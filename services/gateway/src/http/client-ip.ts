@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /** Matches addresses against a CIDR list; IPv4-mapped IPv6 addresses match as IPv4. */
 export class CidrSet {
@@ -26,10 +27,17 @@ export class CidrSet {
   }
 }
 
-/** `::ffff:10.0.0.1` → `10.0.0.1`; strips brackets and zone ids. Anything else as is. */
+/**
+ * `::ffff:10.0.0.1` → `10.0.0.1`; strips brackets, ports (`203.0.113.5:4711`,
+ * `[2001:db8::1]:4711`, as some proxies write X-Forwarded-For hops) and zone ids. Anything else
+ * as is.
+ */
 export function normalizeIp(raw: string): string {
   let ip = raw.trim();
-  if (ip.startsWith('[') && ip.endsWith(']')) ip = ip.slice(1, -1);
+  const bracketed = /^\[([^\]]*)\](?::\d{1,5})?$/.exec(ip);
+  if (bracketed) ip = bracketed[1]!;
+  const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/.exec(ip);
+  if (v4WithPort) ip = v4WithPort[1]!;
   const zone = ip.indexOf('%');
   if (zone !== -1) ip = ip.slice(0, zone);
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
@@ -55,4 +63,14 @@ export function clientIp(socketAddress: string, forwardedFor: string | undefined
     if (!trusted.has(hop)) return hop;
   }
   return candidate;
+}
+
+/**
+ * The unit failed authentications are counted by: the address itself for IPv4, its /64 for IPv6,
+ * because one IPv6 host usually holds a whole /64 and could otherwise rotate through it.
+ */
+export function failureBucket(ip: string): string {
+  if (isIP(ip) !== 6) return ip;
+  const network = ipaddr.IPv6.parse(ip).parts.slice(0, 4);
+  return `${network.map((part) => part.toString(16)).join(':')}::/64`;
 }

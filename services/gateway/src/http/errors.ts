@@ -14,6 +14,9 @@ export function errorBody(error: SwitchboardError, requestId: string) {
 }
 
 export function sendError(res: Response, error: SwitchboardError): void {
+  // An error answered before the body was read (401, 403, 413, …): close the connection after
+  // the answer instead of reading the rest, so a slow or endless body cannot hold the socket.
+  if (!res.req.complete) res.setHeader('Connection', 'close');
   if (error.retryAfterSeconds !== undefined)
     res.setHeader('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
   res.status(error.httpStatus).json(errorBody(error, res.locals.ctx.requestId));

@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import { exactRouter } from '../http/router.js';
+import type { Router } from 'express';
 
 export interface ReadinessProbe {
   /** NATS connected and the key view loaded: without it no request can be authenticated. */
@@ -13,7 +14,7 @@ export interface ReadinessProbe {
  * every replica going unready at once cannot turn a Redis outage into a full outage.
  */
 export function healthRouter(probe: ReadinessProbe): Router {
-  const router = Router();
+  const router = exactRouter();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Router, type Response } from 'express';
+import type { Router } from 'express';
+import { type Response } from 'express';
+import { exactRouter } from '../http/router.js';
 import { docsPage } from '../openapi/docs-page.js';
 import { openApiDocument } from '../openapi/document.js';
 
@@ -15,7 +17,7 @@ export function sendPage(res: Response, render: (nonce: string) => string): void
 
 /** /openapi.json and /docs: public (no key), like the probes. */
 export function publicDocsRouter(): Router {
-  const router = Router();
+  const router = exactRouter();
   const body = JSON.stringify(openApiDocument);
   router.get('/openapi.json', (_req, res) => {
     res.type('json').send(body);

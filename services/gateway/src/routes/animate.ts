@@ -1,6 +1,7 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { SwitchboardError } from '@switchboard/errors';
 import { z } from 'zod';
+import { exactRouter } from '../http/router.js';
 import type { AnimationClient, Job } from '../clients/animation.js';
 import { callContext } from '../clients/call-context.js';
 import type { TierName, TierPolicy } from '../config.js';
@@ -72,16 +73,16 @@ function checkedJobId(raw: string): string {
 export function animateRouter(
   animation: AnimationClient,
   tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
+  bodyLimitBytes: number,
 ): Router {
-  const router = Router();
-  // Images and audio arrive inline as data: URLs, so the body limit is the tier's upload limit.
-  const bodies = new Map(
-    Object.entries(tiers).map(([tier, policy]) => [tier, jsonBody(policy.upload_limit_bytes)]),
-  );
+  const router = exactRouter();
 
   router.post(
     '/animate',
-    (req, res, next) => bodies.get(res.locals.ctx.key?.tier ?? 'basic')?.(req, res, next),
+    // JSON bodies stay within JSON_BODY_LIMIT_BYTES like every other route (API.md §5): a body is
+    // parsed whole in memory, so a tier's upload limit here would let a few callers hold
+    // gigabytes of gateway memory at once. Larger media belongs in a streamed upload.
+    jsonBody(bodyLimitBytes),
     async (req, res) => {
       const body = validate(animateBody, req.body);
       const idempotencyKey = req.get('idempotency-key') ?? '';

@@ -1,8 +1,11 @@
 import type { IncomingMessage } from 'node:http';
-import { type Request, Router } from 'express';
+import type { Router } from 'express';
+import { type Request } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { SwitchboardError } from '@switchboard/errors';
+import { CLUSTER_SECRET_KEY } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
+import { exactRouter } from '../http/router.js';
 import { endedSessionError, type BrowserClient } from '../clients/browser.js';
 import { takeUpgrade } from '../http/upgrades.js';
 import { sessionIdParam } from './session-id.js';
@@ -22,7 +25,7 @@ const targets = new WeakMap<IncomingMessage, DevtoolsTarget>();
  * DevTools, proxied to the owning worker's relay after the same checks as every other call. The
  * API key stays here: the worker gets the caller's key id, as in gRPC metadata.
  */
-export function browserDevtoolsRouter(browser: BrowserClient, logger: Logger): Router {
+export function browserDevtoolsRouter(browser: BrowserClient, logger: Logger, clusterSecret: string): Router {
   const proxy = createProxyMiddleware<IncomingMessage>({
     ws: true,
     changeOrigin: true,
@@ -35,6 +38,8 @@ export function browserDevtoolsRouter(browser: BrowserClient, logger: Logger): R
         proxyReq.removeHeader('cookie');
         proxyReq.setHeader('x-switchboard-key-id', target.keyId);
         proxyReq.setHeader('x-request-id', target.requestId);
+        // The relay refuses upgrades without it, so only a gateway can claim a key id there.
+        proxyReq.setHeader(CLUSTER_SECRET_KEY, clusterSecret);
       },
       error: (error, _req, socket) => {
         logger.warn({ err: error }, 'devtools proxy failed');
@@ -48,7 +53,7 @@ export function browserDevtoolsRouter(browser: BrowserClient, logger: Logger): R
     },
   });
 
-  const router = Router();
+  const router = exactRouter();
   router.get('/api/browser/session/:id/devtools', async (req: Request, res) => {
     const id = sessionIdParam(req);
     const { ctx } = res.locals;

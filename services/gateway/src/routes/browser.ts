@@ -1,9 +1,12 @@
-import { Router, type Request } from 'express';
+import type { Router } from 'express';
+import { type Request } from 'express';
 import { z } from 'zod';
+import { exactRouter } from '../http/router.js';
 import type { BrowserClient, Session } from '../clients/browser.js';
 import { callContext } from '../clients/call-context.js';
 import type { TierName, TierPolicy } from '../config.js';
 import { jsonBody } from '../http/json-body.js';
+import { webSocketOrigin } from '../http/public-origin.js';
 import { validate } from '../http/validate.js';
 import { sessionIdParam as sessionId } from './session-id.js';
 
@@ -12,11 +15,6 @@ const createBody = z.object({ viewport_width: viewportSide(1280), viewport_heigh
 const navigateBody = z.object({ url: z.string().min(1, 'must not be empty').max(8192) });
 const inputBody = z.object({ selector: z.string().min(1).max(4096), text: z.string().max(1_000_000) });
 const submitBody = z.object({ selector: z.string().min(1).max(4096) });
-
-function devtoolsUrl(req: Request, id: string): string {
-  const scheme = req.protocol === 'https' ? 'wss' : 'ws';
-  return `${scheme}://${req.get('host') ?? 'localhost'}/api/browser/session/${id}/devtools`;
-}
 
 function detailsView(session: Session) {
   return {
@@ -35,8 +33,10 @@ export function browserRouter(
   browser: BrowserClient,
   tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
   bodyLimitBytes: number,
+  /** The origin clients reach the gateway at, for `devtools_url` (see http/public-origin.ts). */
+  originOf: (req: Request) => string,
 ): Router {
-  const router = Router();
+  const router = exactRouter();
   const body = jsonBody(bodyLimitBytes);
   const base = '/api/browser/session';
 
@@ -52,7 +52,7 @@ export function browserRouter(
       session_id: session.session_id,
       status: session.status,
       created_at: session.created_at,
-      devtools_url: devtoolsUrl(req, session.session_id),
+      devtools_url: `${webSocketOrigin(originOf(req))}/api/browser/session/${session.session_id}/devtools`,
     });
   });
 

@@ -1,5 +1,6 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
+import { exactRouter } from '../http/router.js';
 import type { DiffusionClient } from '../clients/diffusion.js';
 import { callContext } from '../clients/call-context.js';
 import { jsonBody } from '../http/json-body.js';
@@ -19,7 +20,7 @@ const generateBody = z.object({
 
 /** POST /generate-image (API.md §4). The worker stores the PNG; this answers where to get it. */
 export function generateImageRouter(diffusion: DiffusionClient, bodyLimitBytes: number): Router {
-  const router = Router();
+  const router = exactRouter();
   router.post('/generate-image', jsonBody(bodyLimitBytes), async (req, res) => {
     const body = validate(generateBody, req.body);
     const abort = new AbortController();

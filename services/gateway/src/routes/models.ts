@@ -1,5 +1,6 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import type { ModelInfo__Output } from '@switchboard/contracts';
+import { exactRouter } from '../http/router.js';
 import { callContext, type CallContext } from '../clients/call-context.js';
 import type { ModelLister } from '../clients/model-lister.js';
 
@@ -29,7 +30,7 @@ class CachedModelList {
  * left out rather than failing the whole list; /admin shows worker health.
  */
 export function modelsRouter(listers: readonly ModelLister[], ttlMs = 2000): Router {
-  const router = Router();
+  const router = exactRouter();
   const lists = listers.map((lister) => new CachedModelList(lister, ttlMs));
   router.get('/models', async (_req, res) => {
     const ctx = callContext(res);

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Router } from 'express';
+import type { Router } from 'express';
 import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
 import { z } from 'zod';
+import { exactRouter } from '../http/router.js';
+import type { LiveRequests } from '../auth/live-requests.js';
 import type { LlmClient } from '../clients/llm.js';
 import { callContext } from '../clients/call-context.js';
 import { errorBody } from '../http/errors.js';
@@ -41,8 +43,13 @@ function firstWithin<T>(next: Promise<T>, ms: number): Promise<T | undefined> {
   return Promise.race([next, timeout]).finally(() => clearTimeout(timer));
 }
 
-export function queryRouter(llm: LlmClient, bodyLimitBytes: number, timings: StreamTimings): Router {
-  const router = Router();
+export function queryRouter(
+  llm: LlmClient,
+  bodyLimitBytes: number,
+  timings: StreamTimings,
+  live: LiveRequests,
+): Router {
+  const router = exactRouter();
 
   router.post('/query', jsonBody(bodyLimitBytes), async (req, res) => {
     const body = validate(queryBody, req.body);
@@ -83,6 +90,13 @@ export function queryRouter(llm: LlmClient, bodyLimitBytes: number, timings: Str
     const pending = chunks.next();
     const early = await firstWithin(pending, timings.firstEventWaitMs);
     const sse = new SseStream(res, timings.pingIntervalMs);
+    // Revoking the key ends the stream with an error event, like any failure mid-stream.
+    live.onRevoked(res, () => {
+      abort.abort();
+      const revoked = new SwitchboardError('unauthorized', { message: 'The API key was revoked.' });
+      sse.send(errorBody(revoked, res.locals.ctx.requestId));
+      sse.end();
+    });
     let index = 0;
     let model = request.model;
     try {

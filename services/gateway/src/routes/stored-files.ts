@@ -1,5 +1,6 @@
 import { pipeline } from 'node:stream/promises';
-import { type Request, type Response, Router } from 'express';
+import type { Router } from 'express';
+import { type Request, type Response } from 'express';
 import { SwitchboardError } from '@switchboard/errors';
 import {
   InvalidObjectKeyError,
@@ -7,6 +8,7 @@ import {
   type ObjectStore,
   type StoredObject,
 } from '@switchboard/objectstore';
+import { exactRouter } from '../http/router.js';
 import { isSessionId } from './session-id.js';
 
 const IMAGE_FILE = /^img-([A-Za-z0-9-]{1,64})\.png$/;
@@ -81,7 +83,7 @@ const param = (req: Request, name: string): string => {
 
 /** GET of generated images, videos and screenshots from the object store (API.md §4, §5, §6). */
 export function storedFilesRouter(store: ObjectStore): Router {
-  const router = Router();
+  const router = exactRouter();
   router.get('/api/images/:file', async (req, res) => {
     await serve(store, imageKey(param(req, 'file')), res);
   });

@@ -1,6 +1,8 @@
-import { Router, type Request, type RequestHandler } from 'express';
+import type { Router } from 'express';
+import { type Request, type RequestHandler } from 'express';
 import multer, { MulterError, type StorageEngine } from 'multer';
 import { SwitchboardError } from '@switchboard/errors';
+import { exactRouter } from '../http/router.js';
 import { callContext } from '../clients/call-context.js';
 import type { TranscriptionUpload, WhisperClient } from '../clients/whisper.js';
 import type { TierName, TierPolicy } from '../config.js';
@@ -92,7 +94,7 @@ export function transcribeRouter(
   whisper: WhisperClient,
   tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
 ): Router {
-  const router = Router();
+  const router = exactRouter();
   const storage = relayToWhisper(whisper);
   const parsers = new Map(
     Object.entries(tiers).map(([tier, policy]) => [
