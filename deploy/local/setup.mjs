@@ -3,7 +3,7 @@
 // install and the TypeScript build. Plain Node with no dependencies, because it runs before any
 // package is installed. Nothing here downloads from outside the npm registry and Debian.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -53,6 +53,23 @@ function ensureDebianPackages() {
   run('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...missing], { env });
 }
 
+// Chromium's managed policy for the browser worker (services/browser/policy/switchboard.json):
+// Debian's Chromium reads /etc/chromium/policies/managed, and the worker refuses to start unless
+// the policy is in force there. Installed as root; otherwise the worker's start-up names the fix.
+function ensureChromiumPolicy() {
+  const source = join(root, 'services/browser/policy/switchboard.json');
+  const target = '/etc/chromium/policies/managed/switchboard.json';
+  const wanted = readFileSync(source, 'utf8');
+  if (existsSync(target) && readFileSync(target, 'utf8') === wanted) return;
+  if (process.getuid?.() !== 0) {
+    log(`Chromium policy not installed; the browser worker needs it (as root: cp ${source} ${target})`);
+    return;
+  }
+  log(`installing the browser worker's Chromium policy as ${target}`);
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileSync(target, wanted, { mode: 0o644 });
+}
+
 // pnpm comes from the npm registry through corepack when it works, else through npx.
 function pnpmCommand() {
   const version = JSON.parse(
@@ -74,6 +91,7 @@ function pnpmCommand() {
 
 function main() {
   ensureDebianPackages();
+  ensureChromiumPolicy();
   const pnpm = pnpmCommand();
   const env = { ...pnpm.env, ONNXRUNTIME_NODE_INSTALL: 'skip' };
   log('installing the workspace');

@@ -58,6 +58,12 @@ export async function startTestSite(): Promise<TestSite> {
           ),
         );
       }
+      case '/download':
+        res.writeHead(200, {
+          'content-type': 'application/octet-stream',
+          'content-disposition': 'attachment; filename="download.bin"',
+        });
+        return res.end('a file a page asks the browser to save');
       case '/never':
         return; // headers never come: the navigation times out
       default:

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { env, loadConfig } from '@switchboard/config';
+import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
+import { CHROMIUM_POLICY_DIR } from './chromium/managed-policy.js';
 import { AllowedHosts } from './guard/allowed-hosts.js';
 
 const allowedHosts = env.list().superRefine((entries, ctx) => {
@@ -17,6 +19,10 @@ const schema = z
     GRPC_HOST: z.string().default('0.0.0.0'),
     METRICS_PORT: env.port(9464),
     LOG_LEVEL: env.logLevel,
+    /** Shared with the gateway (a Kubernetes Secret): gRPC calls and relay upgrades carry it. */
+    CLUSTER_SECRET: z
+      .string()
+      .min(CLUSTER_SECRET_MIN_LENGTH, `must be at least ${CLUSTER_SECRET_MIN_LENGTH} characters`),
     NATS_URL: env.url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222'),
     /**
      * The host gateways reach this worker at (its pod IP in Kubernetes). Sessions are sticky to
@@ -28,6 +34,11 @@ const schema = z
     DEVTOOLS_HOST: z.string().default('0.0.0.0'),
     /** Debian's Chromium; never a downloaded browser build. */
     CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
+    /**
+     * The folder Chromium reads its managed policies from; the worker refuses to start unless
+     * policy/switchboard.json is in force there. Only tests point it elsewhere.
+     */
+    CHROMIUM_POLICY_DIR: z.string().min(1).default(CHROMIUM_POLICY_DIR),
     /** Browsers launched and connected ahead of time, so create does not wait for a launch. */
     BROWSER_POOL_SIZE: z.coerce.number().int().min(0).default(2),
     /** Sessions this worker runs at once (each one is a Chromium process). */
@@ -51,8 +62,10 @@ const schema = z
     advertiseHost: e.BROWSER_ADVERTISE_HOST,
     metricsPort: e.METRICS_PORT,
     logLevel: e.LOG_LEVEL,
+    clusterSecret: e.CLUSTER_SECRET,
     natsUrl: e.NATS_URL,
     chromiumPath: e.CHROMIUM_PATH,
+    chromiumPolicyDir: e.CHROMIUM_POLICY_DIR,
     poolSize: e.BROWSER_POOL_SIZE,
     maxSessions: e.BROWSER_MAX_SESSIONS,
     idleTimeoutMs: e.BROWSER_IDLE_TIMEOUT_MS,

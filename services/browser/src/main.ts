@@ -10,6 +10,7 @@ import { shutdownOnSignals, startGrpcServer } from '@switchboard/grpc';
 import { createObjectStore } from '@switchboard/objectstore';
 import { createLogger, createRegistry, startMetricsServer } from '@switchboard/telemetry';
 import { BrowserPool } from './chromium/browser-pool.js';
+import { checkManagedPolicy, ManagedPolicyError } from './chromium/managed-policy.js';
 import { PooledBrowser } from './chromium/pooled-browser.js';
 import { removeStaleProfiles } from './chromium/stale-profiles.js';
 import { loadBrowserConfig } from './config.js';
@@ -30,6 +31,8 @@ async function main(): Promise<void> {
   const metrics = createBrowserMetrics(promRegistry);
   const workerId = `${hostname()}-${process.pid}`;
 
+  // Fail closed: without the managed policy, Chromium's own layer of the DevTools policy is gone.
+  await checkManagedPolicy(config.chromiumPolicyDir);
   const stale = await removeStaleProfiles(config.profileRoot);
   if (stale > 0) logger.info({ removed: stale }, 'removed profile directories of dead workers');
 
@@ -75,6 +78,7 @@ async function main(): Promise<void> {
     port: config.grpc.port,
     host: config.grpc.host,
     logger,
+    clusterSecret: config.clusterSecret,
     services: [
       browserService(() => {
         if (!late.sessions) throw new SwitchboardError('unavailable');
@@ -85,6 +89,8 @@ async function main(): Promise<void> {
   const relay = await startDevtoolsRelay({
     port: config.devtools.port,
     host: config.devtools.host,
+    clusterSecret: config.clusterSecret,
+    allowed,
     targets: {
       devtoolsTarget: (id, key) => {
         if (!late.sessions) throw new SwitchboardError('unavailable');
@@ -182,7 +188,7 @@ function waitForWarmBrowser(pool: BrowserPool, poolSize: number): Promise<void> 
 
 main().catch((error: unknown) => {
   process.stderr.write(
-    `${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`,
+    `${error instanceof ConfigError || error instanceof ManagedPolicyError ? error.message : ((error as Error).stack ?? String(error))}\n`,
   );
   process.exit(1);
 });

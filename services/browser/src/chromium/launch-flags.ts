@@ -2,7 +2,9 @@
  * Flags for a headless Chromium on a closed network (DESIGN.md "Browser sessions"): no
  * background networking, component updates, sync or first-run, whose connection attempts would
  * otherwise be refused at every start; all traffic through the worker's address guard proxy,
- * loopback included (`<-loopback>` undoes Chromium's implicit bypass of local addresses).
+ * loopback included (`<-loopback>` undoes Chromium's implicit bypass of local addresses). What
+ * flags cannot enforce (no file:/chrome: pages, no downloads, no UDP around the proxy) comes from
+ * the managed policy (policy/switchboard.json, checked at start-up by managed-policy.ts).
  */
 export function chromiumFlags(options: { profileDir: string; proxyPort: number }): string[] {
   return [
@@ -39,6 +41,11 @@ export function chromiumFlags(options: { profileDir: string; proxyPort: number }
     `--user-data-dir=${options.profileDir}`,
     `--proxy-server=http://127.0.0.1:${options.proxyPort}`,
     '--proxy-bypass-list=<-loopback>',
+    // The proxy forced for every context, not only the default one: a context created over CDP
+    // with its own proxy (`direct://`, or another server) overrides --proxy-server, but the host
+    // resolver is the browser's, so there every connection but the one to the guard's proxy fails
+    // to resolve (IP literals included; checked with Chromium 156).
+    `--host-resolver-rules=MAP 127.0.0.1:${options.proxyPort} 127.0.0.1:${options.proxyPort}, MAP * ~NOTFOUND`,
     // The DevTools socket the relay and Playwright connect to: loopback only, a free port.
     '--remote-debugging-address=127.0.0.1',
     '--remote-debugging-port=0',

@@ -5,7 +5,7 @@ import type { Logger } from '@switchboard/telemetry';
 import type { AllowedHosts } from '../guard/allowed-hosts.js';
 import { type ForwardProxy, startForwardProxy } from '../guard/forward-proxy.js';
 import type { HostResolver } from '../guard/host-resolver.js';
-import { guardRequest } from '../guard/request-guard.js';
+import { guardAllRequests } from '../guard/request-guard.js';
 import { launchChromium, type ChromiumProcess } from './chromium-process.js';
 import { chromiumFlags } from './launch-flags.js';
 
@@ -78,10 +78,23 @@ export class PooledBrowser {
       );
       const browser = await chromium.connectOverCDP(process_.cdpUrl);
       const context = browser.contexts()[0] ?? (await browser.newContext());
-      // Second layer behind the proxy: refuse forbidden schemes and literal addresses early,
-      // and keep pages from installing service workers (whose traffic bypasses interception).
+      const browserCdp = await browser.newBrowserCDPSession();
+      // Second layer behind the proxy, for every page of every context: refuse forbidden schemes
+      // and literal addresses early.
+      await guardAllRequests(browserCdp, spec.allowed, (url) => {
+        const parsed = URL.parse(url);
+        owner.browser?.onBlocked?.({
+          host: parsed?.hostname ?? '',
+          port: Number(parsed?.port || (parsed?.protocol === 'https:' ? 443 : 80)),
+          reason: 'second layer',
+        });
+      });
+      // Playwright's connection asks Chromium to save the default context's downloads in a
+      // folder of its own; nothing a page downloads is kept on the worker (the managed policy
+      // refuses downloads in the other contexts, whose behaviour nobody set).
+      await browserCdp.send('Browser.setDownloadBehavior', { behavior: 'deny' });
+      // Keep pages from installing service workers (whose traffic bypasses interception).
       await context.addInitScript(blockServiceWorkers);
-      await context.route('**/*', (route) => guardRequest(route, spec.allowed));
       const page = context.pages()[0] ?? (await context.newPage());
       const cdp = await context.newCDPSession(page);
       owner.browser = new PooledBrowser(process_, proxy, browser, context, page, cdp, profileDir);

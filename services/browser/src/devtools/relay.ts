@@ -2,17 +2,20 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import { httpStatusOf, SwitchboardError } from '@switchboard/errors';
+import { CLUSTER_SECRET_KEY, clusterSecretMatches } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
+import type { AllowedHosts } from '../guard/allowed-hosts.js';
 import type { BrowserSession } from '../sessions/session.js';
+import { bridge, MAX_BROWSER_MESSAGE_BYTES, MAX_CLIENT_MESSAGE_BYTES } from './cdp-bridge.js';
 
 /** Headers the gateway sets after it has authenticated the caller (like gRPC call metadata). */
 export const KEY_ID_HEADER = 'x-switchboard-key-id';
 const REQUEST_ID_HEADER = 'x-request-id';
 const PATH = /^\/devtools\/([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})$/;
-/** CDP messages carry whole screenshots and DOM snapshots. */
-const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+/** An upgrade request must be complete within this long; a half-sent one is dropped. */
+const HEADERS_TIMEOUT_MS = 10_000;
 
 export interface DevtoolsTargets {
   devtoolsTarget(sessionId: string, keyId: string): { session: BrowserSession; cdpUrl: string };
@@ -25,32 +28,46 @@ export interface DevtoolsRelay {
 
 /**
  * The worker's end of `GET /api/browser/session/{id}/devtools`: a WebSocket server that the
- * gateway proxies to, relaying each client to its session browser's own CDP endpoint. Only
- * gateways may reach this port (the chart's NetworkPolicy); they pass the caller's key id.
+ * gateway proxies to, relaying each client to its session browser's own CDP endpoint through the
+ * DevTools policy (cdp-policy.ts). Only gateways may reach this port (the chart's NetworkPolicy)
+ * and only they know the cluster secret; they pass the caller's key id.
  */
 export async function startDevtoolsRelay(options: {
   port: number;
   host: string;
   targets: DevtoolsTargets;
   logger: Logger;
+  /** Only a gateway knows it: an upgrade without it never learns whether a session exists. */
+  clusterSecret: string;
+  /** The operator's exemptions from the address guard, for URLs clients navigate to. */
+  allowed: AllowedHosts;
+  /** Ping interval that finds half-open client connections (default 30 s). */
+  heartbeatMs?: number;
 }): Promise<DevtoolsRelay> {
   const { targets, logger } = options;
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
-    maxPayload: MAX_MESSAGE_BYTES,
+    maxPayload: MAX_CLIENT_MESSAGE_BYTES,
   });
   const server: Server = createServer((_req, res) => {
     res.writeHead(400, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify({ error: { code: 'invalid_request', message: 'WebSocket upgrade required.' } }));
   });
 
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node leaves an upgraded socket without an error listener: a client's TCP reset while the
+    // upstream connects would otherwise be an uncaught exception that takes the worker down.
+    socket.on('error', () => socket.destroy());
     const log = logger.child({ request_id: req.headers[REQUEST_ID_HEADER] });
     const sessionId = PATH.exec(req.url ?? '')?.[1];
     const keyId = req.headers[KEY_ID_HEADER];
     let target: { session: BrowserSession; cdpUrl: string };
     try {
+      if (!clusterSecretMatches(req.headers[CLUSTER_SECRET_KEY], options.clusterSecret))
+        throw new SwitchboardError('unauthorized');
       if (!sessionId || typeof keyId !== 'string') throw new SwitchboardError('session_not_found');
       target = targets.devtoolsTarget(sessionId, keyId);
     } catch (error) {
@@ -59,15 +76,30 @@ export async function startDevtoolsRelay(options: {
     }
     const upstream = new WebSocket(target.cdpUrl, {
       perMessageDeflate: false,
-      maxPayload: MAX_MESSAGE_BYTES,
+      maxPayload: MAX_BROWSER_MESSAGE_BYTES,
     });
+    // The client may leave before (or while) the upgrade completes: its upstream goes with it.
+    socket.once('close', () => upstream.terminate());
     upstream.once('error', (error) => {
+      if (socket.destroyed) return;
       log.warn({ err: error, session_id: sessionId }, 'browser devtools endpoint unreachable');
       refuse(socket, new SwitchboardError('session_closed'));
     });
     upstream.once('open', () => {
       upstream.removeAllListeners('error');
-      wss.handleUpgrade(req, socket, head, (client) => bridge(client, upstream, target.session));
+      upstream.on('error', () => upstream.terminate());
+      if (socket.destroyed) {
+        upstream.terminate();
+        return;
+      }
+      wss.handleUpgrade(req, socket, head, (client) =>
+        bridge(client, upstream, {
+          allowed: options.allowed,
+          onActivity: () => target.session.touch(),
+          log: log.child({ session_id: sessionId }),
+          heartbeatMs: options.heartbeatMs,
+        }),
+      );
       log.debug({ session_id: sessionId }, 'devtools client connected');
     });
   });
@@ -82,25 +114,6 @@ export async function startDevtoolsRelay(options: {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-/** Client → browser messages are the session's activity; either side closing closes both. */
-function bridge(client: WebSocket, upstream: WebSocket, session: BrowserSession): void {
-  client.on('message', (data: RawData, isBinary: boolean) => {
-    session.touch();
-    if (upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
-  });
-  upstream.on('message', (data: RawData, isBinary: boolean) => {
-    if (client.readyState === WebSocket.OPEN) client.send(data, { binary: isBinary });
-  });
-  const closeBoth = () => {
-    client.terminate();
-    upstream.terminate();
-  };
-  client.once('close', closeBoth);
-  upstream.once('close', closeBoth);
-  client.on('error', closeBoth);
-  upstream.on('error', closeBoth);
 }
 
 function refuse(socket: Duplex, error: unknown): void {

@@ -1,26 +1,64 @@
-import type { Route } from 'playwright-core';
+import type { CDPSession } from 'playwright-core';
 import type { AllowedHosts } from './allowed-hosts.js';
+import { guardHeader, refusals } from './proxy-wire.js';
 import { checkNavigationUrl } from './url-policy.js';
 
 /** Schemes the page may load without the network; everything else must pass the URL policy. */
 const localSchemes = new Set(['data:', 'blob:', 'about:']);
 
-/**
- * The second layer behind the proxy, on every request the page's context makes: a forbidden
- * scheme or a blocked literal address is aborted before Chromium sends it anywhere. Names are
- * left to the proxy, which resolves them once and connects to exactly the address it checked.
- */
-export async function guardRequest(route: Route, allowed: AllowedHosts): Promise<void> {
-  const url = route.request().url();
+/** Whether the second layer lets a request with this URL go on to the proxy. */
+export function requestAllowed(url: string, allowed: AllowedHosts): boolean {
   const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0].toLowerCase() ?? '';
-  if (!localSchemes.has(scheme)) {
-    try {
-      checkNavigationUrl(url, allowed);
-    } catch {
-      await route.abort('blockedbyclient').catch(() => undefined);
-      return;
-    }
+  if (localSchemes.has(scheme)) return true;
+  try {
+    checkNavigationUrl(url, allowed);
+    return true;
+  } catch {
+    return false;
   }
-  // The page may have gone away meanwhile; nothing to continue then.
-  await route.continue().catch(() => undefined);
+}
+
+interface RequestPaused {
+  requestId: string;
+  request: { url: string };
+}
+
+/**
+ * The second layer behind the proxy: a forbidden scheme or a blocked literal address is failed
+ * before Chromium sends it anywhere. Names are left to the proxy, which resolves them once and
+ * connects to exactly the address it checked.
+ *
+ * It intercepts on the browser target, not per page: Chromium then pauses every request of every
+ * page, frame and worker in every browser context, however the page was opened. Per-page
+ * interception (Playwright's context.route) starts only once its own session has attached to a
+ * page, and a DevTools client that auto-attaches and resumes a new page first gets ahead of it.
+ */
+export async function guardAllRequests(
+  browserCdp: CDPSession,
+  allowed: AllowedHosts,
+  /** Told of each refused request, as the proxy tells of its own (the session answers 400). */
+  onBlocked: (url: string) => void,
+): Promise<void> {
+  browserCdp.on('Fetch.requestPaused', (event: RequestPaused) => {
+    const { requestId, request } = event;
+    const ok = requestAllowed(request.url, allowed);
+    if (!ok) onBlocked(request.url);
+    // A refusal is answered the way the proxy answers one (403 with the guard header), not by
+    // failing the request: a failed main-frame request commits Chromium's error page, which
+    // races the session's next navigation, while an answer reads as the guard's verdict.
+    const reply = ok
+      ? browserCdp.send('Fetch.continueRequest', { requestId })
+      : browserCdp.send('Fetch.fulfillRequest', {
+          requestId,
+          responseCode: refusals.blocked.status,
+          responseHeaders: [
+            { name: guardHeader, value: 'blocked' },
+            { name: 'content-type', value: 'text/plain; charset=utf-8' },
+          ],
+          body: Buffer.from(refusals.blocked.body).toString('base64'),
+        });
+    // The page (or the whole browser) may have gone away meanwhile; nothing to answer then.
+    reply.catch(() => undefined);
+  });
+  await browserCdp.send('Fetch.enable', { patterns: [{ urlPattern: '*', requestStage: 'Request' }] });
 }
