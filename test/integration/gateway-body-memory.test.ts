@@ -3,11 +3,11 @@
 // read whole and raise the gateway's memory by about a gigabyte; now they are 413 before being
 // read, announced or chunked, and the gateway's peak memory stays flat.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { startStack, type Stack } from '../support/stack.js';
+import { peakRss } from '../support/processes.js';
 
 let stack: Stack;
 let key: CreatedKey;
@@ -19,12 +19,6 @@ before(async () => {
   key = await createKey(stack.gateway, { tier: 'professional', rate_limit_per_minute: 10_000 });
 });
 after(() => stack?.stop());
-
-/** Peak resident memory of a process so far (VmHWM), in bytes. */
-function peakRss(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match![1]) * 1024;
-}
 
 /**
  * Streams a `bytes`-long JSON body (an image data URL of that size) and resolves with the status

@@ -4,14 +4,14 @@
 // past which an upload is refused and its partial file removed. Since audio is recognised as it
 // arrives, a language field sent after more than one window of audio comes too late.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { loopedSpeech, toneWav } from '../support/audio.js';
-import { descendants, isRunning } from '../support/processes.js';
+import { descendantsNamed } from '../support/processes.js';
 import { errorOf, sleep, startStack, type Stack } from '../support/stack.js';
 import {
   startWorker,
@@ -107,14 +107,7 @@ function heldUpload(file: Buffer, name: string, head: number) {
   };
 }
 
-const ffmpegProcesses = () =>
-  descendants(worker.child.pid!).filter((pid) => {
-    try {
-      return isRunning(pid) && readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'ffmpeg';
-    } catch {
-      return false;
-    }
-  });
+const ffmpegProcesses = () => descendantsNamed(worker.child.pid!, 'ffmpeg');
 
 /** Every file under the spool directory with its size. */
 const spooled = () =>

@@ -4,7 +4,6 @@
 // them (its peak grew by 272 MB here); one that recognises windows as ffmpeg produces them holds a
 // few MB per upload (25 MB in all, measured on 2 cores).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { loopedSpeech, toneWav } from '../support/audio.js';
@@ -15,6 +14,7 @@ import {
   type TinyModelRepository,
   type WorkerProcess,
 } from '../support/worker.js';
+import { peakRss } from '../support/processes.js';
 
 const UPLOADS = 4;
 const SECONDS = 10 * 60;
@@ -50,12 +50,6 @@ after(async () => {
   await worker?.stop();
   await repo?.remove();
 });
-
-/** Resident memory of a process from /proc: its peak so far (VmHWM), in bytes. */
-function peakRss(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match![1]) * 1024;
-}
 
 async function transcribe(file: Buffer, name: string): Promise<{ duration_s: number; text: string }> {
   const form = new FormData();

@@ -2,11 +2,10 @@
 // gateway holding them), clients that vanish mid-upload (no ffmpeg left behind), and a model that
 // is still loading (503 model_loading with Retry-After).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { wavHeader } from '../support/audio.js';
-import { descendants, isRunning } from '../support/processes.js';
+import { descendantsNamed, isRunning, peakRss } from '../support/processes.js';
 import { errorOf, sleep, startWorkerWithGateway, startStack, type Stack } from '../support/stack.js';
 import {
   startWorker,
@@ -88,14 +87,7 @@ function streamedUpload(options: {
   });
 }
 
-const ffmpegProcesses = () =>
-  descendants(worker.child.pid!).filter((pid) => {
-    try {
-      return isRunning(pid) && readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'ffmpeg';
-    } catch {
-      return false;
-    }
-  });
+const ffmpegProcesses = () => descendantsNamed(worker.child.pid!, 'ffmpeg');
 
 async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -103,12 +95,6 @@ async function until(condition: () => boolean, what: string, timeoutMs = 10_000)
     if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
     await sleep(50);
   }
-}
-
-/** Peak resident memory of a process so far (VmHWM), in bytes. */
-function peakRss(pid: number): number {
-  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(match![1]) * 1024;
 }
 
 test('an upload over the tier limit → 413 while it streams; the gateway never holds it', async () => {

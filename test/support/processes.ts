@@ -35,3 +35,21 @@ export function isRunning(pid: number): boolean {
   const fields = statFields(pid);
   return fields !== null && fields[0] !== 'Z';
 }
+
+/** Running descendants of `ancestor` whose command name is `name` (e.g. a worker's ffmpegs). */
+export function descendantsNamed(ancestor: number, name: string): number[] {
+  return descendants(ancestor).filter((pid) => {
+    try {
+      return isRunning(pid) && readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === name;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Peak resident memory of a process so far (VmHWM), in bytes. */
+export function peakRss(pid: number): number {
+  const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmHWM for process ${pid}`);
+  return Number(match[1]) * 1024;
+}

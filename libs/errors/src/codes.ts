@@ -37,6 +37,16 @@ export const errorTable = {
     http: 410,
     message: 'The browser session has expired.',
   },
+  job_finished: {
+    grpc: GrpcStatus.FAILED_PRECONDITION,
+    http: 409,
+    message: 'The job has already finished.',
+  },
+  idempotency_key_reused: {
+    grpc: GrpcStatus.FAILED_PRECONDITION,
+    http: 422,
+    message: 'This Idempotency-Key was already used with a different request.',
+  },
   payload_too_large: {
     grpc: GrpcStatus.INVALID_ARGUMENT,
     http: 413,
