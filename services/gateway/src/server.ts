@@ -96,7 +96,7 @@ export function createApp({
   );
 
   const guard = new AuthFailureGuard(limiter, 'authfail', config.authFailuresPerMinute, metrics);
-  app.use(authenticate({ keys, guard, freshness: nats, live }));
+  app.use(authenticate({ keys, guard, freshness: nats }));
   app.use(tierGate());
   app.use(rateLimit(limiter, config.tiers, metrics));
 
@@ -108,7 +108,7 @@ export function createApp({
   app.use(animateRouter(clients.animation, config.tiers, bodyLimit));
   const originOf = (req: Request) => publicOrigin(req, trustedProxies, config.publicBaseUrl);
   app.use(browserRouter(clients.browser, config.tiers, bodyLimit, originOf));
-  app.use(browserDevtoolsRouter(clients.browser, logger, config.clusterSecret));
+  app.use(browserDevtoolsRouter(clients.browser, logger, config.clusterSecret, live));
   app.use(storedFilesRouter(objects));
 
   app.use(notFound);

@@ -6,7 +6,6 @@ import { failureBucket } from '../http/client-ip.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 import type { KeyFreshness } from '../ops/nats-liveness.js';
 import { keyAllowsIp } from './ip-allowlists.js';
-import type { LiveRequests } from './live-requests.js';
 
 /** The bearer token of a request, or undefined when the header is missing or malformed. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -77,12 +76,10 @@ export interface AuthenticateDeps {
   guard: AuthFailureGuard;
   /** Whether this replica's copy of the keys is recent enough to be trusted. */
   freshness: KeyFreshness;
-  /** In-flight requests, closed when their key stops authenticating (revoked). */
-  live: LiveRequests;
 }
 
 /** API key authentication, then the key's own IP allowlist (API.md §1). */
-export function authenticate({ keys, guard, freshness, live }: AuthenticateDeps): RequestHandler {
+export function authenticate({ keys, guard, freshness }: AuthenticateDeps): RequestHandler {
   // Synchronous on success: the hot path costs no promise and no round trip.
   return (req, res: Response, next) => {
     const ctx = res.locals.ctx;
@@ -104,7 +101,7 @@ export function authenticate({ keys, guard, freshness, live }: AuthenticateDeps)
     }
     ctx.key = key;
     keys.touch(key.id);
-    live.track(res, () => keys.authenticate(token) !== null);
+    ctx.keyStillValid = () => keys.authenticate(token) !== null;
     next();
   };
 }

@@ -24,8 +24,11 @@ test('requests whose key stops authenticating are ended at the next sweep; other
   const other = new FakeResponse();
   let endedGracefully = 0;
   live.track(asResponse(cut), () => !revoked);
-  live.track(asResponse(graceful), () => !revoked);
-  live.onRevoked(asResponse(graceful), () => (endedGracefully += 1));
+  live.track(
+    asResponse(graceful),
+    () => !revoked,
+    () => (endedGracefully += 1),
+  );
   live.track(asResponse(other), () => true);
   await sleep(60);
   assert.equal(cut.destroyed, false);

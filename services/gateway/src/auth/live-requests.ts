@@ -8,11 +8,11 @@ interface LiveRequest {
 }
 
 /**
- * Authenticated requests still in flight — SSE streams, DevTools sockets, long uploads — with a
- * way to re-check their key. A sweep every `intervalMs` ends those whose key stopped
- * authenticating, so revoking a key closes what it has open within that interval of the
- * revocation reaching this replica (NATS delivers it in milliseconds), not when the client
- * happens to finish.
+ * Authenticated requests that stay open — SSE streams, DevTools sockets — with a way to re-check
+ * their key. A sweep every `intervalMs` ends those whose key stopped authenticating, so revoking
+ * a key closes what it has open within that interval of the revocation reaching this replica
+ * (NATS delivers it in milliseconds), not when the client happens to finish. Short requests are
+ * not tracked: they end on their own.
  */
 export class LiveRequests {
   private readonly live = new Map<Response, LiveRequest>();
@@ -27,15 +27,13 @@ export class LiveRequests {
     return this.live.size;
   }
 
-  track(res: Response, stillValid: () => boolean): void {
-    this.live.set(res, { stillValid });
+  /**
+   * Follows `res` until it closes. Once `stillValid` turns false, `end` ends it gracefully (an SSE
+   * stream says why before it closes); without `end` the connection is cut.
+   */
+  track(res: Response, stillValid: () => boolean, end?: () => void): void {
+    this.live.set(res, end ? { stillValid, end } : { stillValid });
     res.once('close', () => this.live.delete(res));
-  }
-
-  /** Replaces cutting the connection with `end` (an SSE stream says why before it closes). */
-  onRevoked(res: Response, end: () => void): void {
-    const entry = this.live.get(res);
-    if (entry) entry.end = end;
   }
 
   close(): void {

@@ -16,6 +16,8 @@ const minimumTiers: { prefix: string; tier: TierName }[] = [{ prefix: '/animate'
  * as well means a future router option cannot quietly open a way around the gate.
  */
 export function policyPath(path: string): string {
+  // Nearly every path is already canonical: skip the work on the hot path.
+  if (!/[%A-Z]|\/\/|.\/$/.test(path)) return path;
   let decoded = path;
   try {
     decoded = decodeURIComponent(path);

@@ -4,6 +4,11 @@ import type { KeyRecord } from '@switchboard/keys';
 /** What the gateway's middleware learns about a request, carried on `res.locals.ctx`. */
 export class RequestContext {
   clientIp = '';
+  /**
+   * Whether the request's API key still authenticates (false once it is revoked), for requests
+   * that stay open; set with the key.
+   */
+  keyStillValid: () => boolean = () => false;
   private authenticatedKey: KeyRecord | undefined;
   private child: Logger | undefined;
 

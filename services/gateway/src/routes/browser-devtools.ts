@@ -7,6 +7,7 @@ import { CLUSTER_SECRET_KEY } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import { exactRouter } from '../http/router.js';
 import { endedSessionError, type BrowserClient } from '../clients/browser.js';
+import type { LiveRequests } from '../auth/live-requests.js';
 import { takeUpgrade } from '../http/upgrades.js';
 import { sessionIdParam } from './session-id.js';
 
@@ -25,7 +26,13 @@ const targets = new WeakMap<IncomingMessage, DevtoolsTarget>();
  * DevTools, proxied to the owning worker's relay after the same checks as every other call. The
  * API key stays here: the worker gets the caller's key id, as in gRPC metadata.
  */
-export function browserDevtoolsRouter(browser: BrowserClient, logger: Logger, clusterSecret: string): Router {
+export function browserDevtoolsRouter(
+  browser: BrowserClient,
+  logger: Logger,
+  clusterSecret: string,
+  /** Open DevTools sockets, cut when their key is revoked. */
+  live: LiveRequests,
+): Router {
   const proxy = createProxyMiddleware<IncomingMessage>({
     ws: true,
     changeOrigin: true,
@@ -71,6 +78,7 @@ export function browserDevtoolsRouter(browser: BrowserClient, logger: Logger, cl
       keyId: ctx.key?.id ?? '',
       requestId: ctx.requestId,
     });
+    live.track(res, ctx.keyStillValid);
     proxy.upgrade(req, upgrade.socket as never, upgrade.head);
   });
   return router;

@@ -91,7 +91,7 @@ export function queryRouter(
     const early = await firstWithin(pending, timings.firstEventWaitMs);
     const sse = new SseStream(res, timings.pingIntervalMs);
     // Revoking the key ends the stream with an error event, like any failure mid-stream.
-    live.onRevoked(res, () => {
+    live.track(res, res.locals.ctx.keyStillValid, () => {
       abort.abort();
       const revoked = new SwitchboardError('unauthorized', { message: 'The API key was revoked.' });
       sse.send(errorBody(revoked, res.locals.ctx.requestId));
