@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@switchboard/devcluster';
+import { retryOnPortClash } from './port-clash.js';
 
 // Compiled to test/dist/support/, three levels below the repository root.
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -29,7 +30,11 @@ export const testClusterSecret = 'test-cluster-secret-0123456789abcdef';
  * Starts the real gateway (`services/gateway/dist/main.js`) as its own process on free ports,
  * as the local cluster runs it, and waits for /readyz.
  */
-export async function startGateway(env: Record<string, string>): Promise<GatewayProcess> {
+export function startGateway(env: Record<string, string>): Promise<GatewayProcess> {
+  return retryOnPortClash(() => startGatewayOnce(env));
+}
+
+async function startGatewayOnce(env: Record<string, string>): Promise<GatewayProcess> {
   const port = await freePort();
   const metricsPort = await freePort();
   const child = spawn(process.execPath, [join(repoRoot, 'services/gateway/dist/main.js')], {

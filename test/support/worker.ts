@@ -7,6 +7,7 @@ import { freePort } from '@switchboard/devcluster';
 import { waitForServing } from '@switchboard/grpc';
 import { buildTinyDiffusion, buildTinyLlama, buildTinyWhisper } from '@switchboard/models-dev';
 import { repoRoot, testClusterSecret } from './gateway.js';
+import { retryOnPortClash } from './port-clash.js';
 
 export interface WorkerProcess {
   /** host:port for the gateway's `<NAME>_ADDR`. */
@@ -29,7 +30,11 @@ export interface StartWorkerOptions {
  * Starts a worker (`services/<name>/dist/main.js`) as its own process on free ports, as the local
  * cluster runs it, and waits for grpc.health.v1 SERVING (its models are loaded).
  */
-export async function startWorker(name: string, options: StartWorkerOptions = {}): Promise<WorkerProcess> {
+export function startWorker(name: string, options: StartWorkerOptions = {}): Promise<WorkerProcess> {
+  return retryOnPortClash(() => startWorkerOnce(name, options));
+}
+
+async function startWorkerOnce(name: string, options: StartWorkerOptions): Promise<WorkerProcess> {
   const port = await freePort();
   const metricsPort = await freePort();
   const child = spawn(process.execPath, [join(repoRoot, `services/${name}/dist/main.js`)], {
@@ -64,6 +69,9 @@ export async function startWorker(name: string, options: StartWorkerOptions = {}
     options.waitServing === false
       ? waitForMetrics(metricsUrl)
       : waitForServing(address, { timeoutMs: 30_000 });
+  // Whichever loses the race must not surface later as an unhandled rejection.
+  started.catch(() => undefined);
+  exited.catch(() => undefined);
   const status = await Promise.race([started, exited]);
   if (options.waitServing !== false && status !== 'SERVING') {
     await stop();
