@@ -13,6 +13,7 @@ import { WebSocket } from 'ws';
 import { createLogger } from '@switchboard/telemetry';
 import { AllowedHosts } from '../guard/allowed-hosts.js';
 import { systemResolver } from '../guard/host-resolver.js';
+import { screenshot } from '../sessions/page-actions.js';
 import { PooledBrowser } from './pooled-browser.js';
 
 /**
@@ -124,6 +125,18 @@ describe('Chromium layer (no relay in front)', { timeout: 120_000 }, () => {
     site?.server.close();
     elsewhere?.server.close();
     await rm(profileRoot, { recursive: true, force: true });
+  });
+
+  it('drives the tab Chromium opened, never one of its own WebUI pages the policy turned to errors', async () => {
+    // Chromium keeps chrome://omnibox-popup.top-chrome/… pages in the default context; blocked by
+    // URLBlocklist they become error pages, and a hidden one's screenshots never come.
+    assert.equal(browser.page.url(), 'about:blank');
+    await browser.page.goto(`http://${site.host}/`);
+    const shot = await Promise.race([
+      screenshot(browser.cdp),
+      new Promise<null>((resolve) => setTimeout(() => resolve(null), 10_000)),
+    ]);
+    assert.ok(shot && shot.length > 0, 'a screenshot of the session page within 10 s');
   });
 
   it('refuses file:, chrome:, devtools: and view-source: pages, even to a raw CDP client', async () => {

@@ -95,7 +95,11 @@ export class PooledBrowser {
       await browserCdp.send('Browser.setDownloadBehavior', { behavior: 'deny' });
       // Keep pages from installing service workers (whose traffic bypasses interception).
       await context.addInitScript(blockServiceWorkers);
-      const page = context.pages()[0] ?? (await context.newPage());
+      // The tab Chromium opened at launch (about:blank). Not simply the first page: Chromium also
+      // keeps WebUI pages of its own (chrome://omnibox-popup.top-chrome/…) in this context, which
+      // the managed policy turns into error pages; driving one of those as the session's page
+      // would navigate a hidden tab whose screenshots never come.
+      const page = context.pages().find((p) => p.url() === 'about:blank') ?? (await context.newPage());
       const cdp = await context.newCDPSession(page);
       owner.browser = new PooledBrowser(process_, proxy, browser, context, page, cdp, profileDir);
       return owner.browser;
