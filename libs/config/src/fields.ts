@@ -7,6 +7,10 @@ export const port = (fallback: number) => z.coerce.number().int().min(0).max(655
 
 export const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
+/** A required secret (a token, a shared key) of at least `minLength` characters. */
+export const secret = (minLength: number) =>
+  z.string().min(minLength, `must be at least ${minLength} characters`);
+
 export const boolean = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0', 'yes', 'no'])

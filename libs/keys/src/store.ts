@@ -55,6 +55,13 @@ function unreachable(error: unknown): SwitchboardError {
   });
 }
 
+/** A read of the bucket whose NATS failure reaches the caller as `unreachable`. */
+function reaching<T>(read: Promise<T>): Promise<T> {
+  return read.catch((error: unknown) => {
+    throw unreachable(error);
+  });
+}
+
 const encode = (record: KeyRecord): Uint8Array => new TextEncoder().encode(JSON.stringify(record));
 
 /**
@@ -250,8 +257,7 @@ export class KeyStore {
   /** Waits (bounded) until the watch has delivered everything the bucket held when called. */
   private async catchUp(): Promise<void> {
     await this.ready;
-    const target = (await this.kv.status().catch((error: unknown) => Promise.reject(unreachable(error))))
-      .streamInfo.state.last_seq;
+    const target = (await reaching(this.kv.status())).streamInfo.state.last_seq;
     if (this.seenRevision >= target || this.closed) return;
     let timer: NodeJS.Timeout | undefined;
     await new Promise<void>((resolve) => {
@@ -263,7 +269,7 @@ export class KeyStore {
 
   private async read(id: string): Promise<{ record: KeyRecord; revision: number }> {
     if (!isKeyId(id)) throw notFound(); // also keeps odd strings away from KV subject syntax
-    const entry = await this.kv.get(id).catch((error: unknown) => Promise.reject(unreachable(error)));
+    const entry = await reaching(this.kv.get(id));
     if (entry === null || entry.operation !== 'PUT') throw notFound();
     const value: unknown = entry.json();
     if (!isKeyRecord(value))

@@ -13,9 +13,7 @@ export function modelWorkerEnvFields(defaults: { grpcPort: number; shutdownGrace
     METRICS_PORT: env.port(9464),
     LOG_LEVEL: env.logLevel,
     /** Shared with the gateway (a Kubernetes Secret): gateway → worker calls carry it. */
-    CLUSTER_SECRET: z
-      .string()
-      .min(CLUSTER_SECRET_MIN_LENGTH, `must be at least ${CLUSTER_SECRET_MIN_LENGTH} characters`),
+    CLUSTER_SECRET: env.secret(CLUSTER_SECRET_MIN_LENGTH),
     /** The model repository root; a worker reads MODEL_DIR/<capability>/<model-id>/. */
     MODEL_DIR: z.string().default('./models'),
     /** In-flight work may finish for this long after SIGTERM. */

@@ -20,9 +20,7 @@ const schema = z
     METRICS_PORT: env.port(9464),
     LOG_LEVEL: env.logLevel,
     /** Shared with the gateway (a Kubernetes Secret): gRPC calls and relay upgrades carry it. */
-    CLUSTER_SECRET: z
-      .string()
-      .min(CLUSTER_SECRET_MIN_LENGTH, `must be at least ${CLUSTER_SECRET_MIN_LENGTH} characters`),
+    CLUSTER_SECRET: env.secret(CLUSTER_SECRET_MIN_LENGTH),
     NATS_URL: env.url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222'),
     /**
      * The host gateways reach this worker at (its pod IP in Kubernetes). Sessions are sticky to

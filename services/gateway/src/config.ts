@@ -55,11 +55,9 @@ const schema = z
     GATEWAY_HOST: z.string().default('::'),
     METRICS_PORT: env.port(9464),
     LOG_LEVEL: env.logLevel,
-    ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters'),
+    ADMIN_TOKEN: env.secret(16),
     /** Shared with every worker (a Kubernetes Secret): each call and DevTools upgrade carries it. */
-    CLUSTER_SECRET: z
-      .string()
-      .min(CLUSTER_SECRET_MIN_LENGTH, `must be at least ${CLUSTER_SECRET_MIN_LENGTH} characters`),
+    CLUSTER_SECRET: env.secret(CLUSTER_SECRET_MIN_LENGTH),
     IP_ALLOWLIST: env.cidrList(),
     TRUSTED_PROXIES: env.cidrList(),
     NATS_URL: env.url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222'),

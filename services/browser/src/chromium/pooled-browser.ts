@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
 import type { Logger } from '@switchboard/telemetry';
 import type { AllowedHosts } from '../guard/allowed-hosts.js';
-import { type ForwardProxy, startForwardProxy } from '../guard/forward-proxy.js';
+import { type BlockedInfo, type ForwardProxy, startForwardProxy } from '../guard/forward-proxy.js';
 import type { HostResolver } from '../guard/host-resolver.js';
 import { guardAllRequests } from '../guard/request-guard.js';
 import { launchChromium, type ChromiumProcess } from './chromium-process.js';
@@ -17,11 +17,8 @@ export interface LaunchSpec {
   logger: Logger;
 }
 
-export interface BlockedRequest {
-  host: string;
-  port: number;
-  reason: string;
-}
+/** A request the guard refused: by the proxy, or by the second layer before it got there. */
+export type BlockedRequest = BlockedInfo;
 
 /** Profile directories are named after the worker's pid, so a successor can sweep up after a crash. */
 export const PROFILE_PREFIX = 'sb-browser-';
@@ -81,14 +78,7 @@ export class PooledBrowser {
       const browserCdp = await browser.newBrowserCDPSession();
       // Second layer behind the proxy, for every page of every context: refuse forbidden schemes
       // and literal addresses early.
-      await guardAllRequests(browserCdp, spec.allowed, (url) => {
-        const parsed = URL.parse(url);
-        owner.browser?.onBlocked?.({
-          host: parsed?.hostname ?? '',
-          port: Number(parsed?.port || (parsed?.protocol === 'https:' ? 443 : 80)),
-          reason: 'second layer',
-        });
-      });
+      await guardAllRequests(browserCdp, spec.allowed, (info) => owner.browser?.onBlocked?.(info));
       // Playwright's connection asks Chromium to save the default context's downloads in a
       // folder of its own; nothing a page downloads is kept on the worker (the managed policy
       // refuses downloads in the other contexts, whose behaviour nobody set).

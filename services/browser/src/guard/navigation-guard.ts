@@ -1,7 +1,7 @@
 import { SwitchboardError } from '@switchboard/errors';
 import type { AllowedHosts } from './allowed-hosts.js';
 import { HostUnresolvedError, type HostResolver } from './host-resolver.js';
-import { checkNavigationUrl, resolveAllowed } from './url-policy.js';
+import { checkNavigationUrl, portOf, resolveAllowed } from './url-policy.js';
 
 /**
  * The check before a top-level navigation: scheme, literal address, and what the name resolves
@@ -15,9 +15,8 @@ export function navigationGuard(
 ): (raw: string) => Promise<void> {
   return async (raw) => {
     const url = checkNavigationUrl(raw, allowed);
-    const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
     try {
-      await resolveAllowed(url.hostname, port, { allowed, resolver });
+      await resolveAllowed(url.hostname, portOf(url), { allowed, resolver });
     } catch (error) {
       if (!(error instanceof HostUnresolvedError)) throw error;
       throw new SwitchboardError('navigation_failed', {

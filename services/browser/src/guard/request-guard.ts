@@ -1,7 +1,8 @@
 import type { CDPSession } from 'playwright-core';
 import type { AllowedHosts } from './allowed-hosts.js';
+import type { BlockedInfo } from './forward-proxy.js';
 import { guardHeader, refusals } from './proxy-wire.js';
-import { checkNavigationUrl } from './url-policy.js';
+import { checkNavigationUrl, portOf } from './url-policy.js';
 
 /** Schemes the page may load without the network; everything else must pass the URL policy. */
 const localSchemes = new Set(['data:', 'blob:', 'about:']);
@@ -37,12 +38,15 @@ export async function guardAllRequests(
   browserCdp: CDPSession,
   allowed: AllowedHosts,
   /** Told of each refused request, as the proxy tells of its own (the session answers 400). */
-  onBlocked: (url: string) => void,
+  onBlocked: (info: BlockedInfo) => void,
 ): Promise<void> {
   browserCdp.on('Fetch.requestPaused', (event: RequestPaused) => {
     const { requestId, request } = event;
     const ok = requestAllowed(request.url, allowed);
-    if (!ok) onBlocked(request.url);
+    if (!ok) {
+      const url = URL.parse(request.url);
+      onBlocked({ host: url?.hostname ?? '', port: url ? portOf(url) : 80, reason: 'second layer' });
+    }
     // A refusal is answered the way the proxy answers one (403 with the guard header), not by
     // failing the request: a failed main-frame request commits Chromium's error page, which
     // races the session's next navigation, while an answer reads as the guard's verdict.

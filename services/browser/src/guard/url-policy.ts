@@ -37,11 +37,15 @@ export function checkNavigationUrl(raw: string, allowed: AllowedHosts): URL {
   }
   const host = normalizeHost(url.hostname);
   if (host === null) throw new UrlNotAllowedError('invalid', 'The URL has no usable host.');
-  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
-  if (allowed.allows(host, port)) return url;
+  if (allowed.allows(host, portOf(url))) return url;
   const range = ipFamily(host) !== 0 ? blockedRange(host) : isLocalhostName(host) ? 'loopback' : null;
   if (range !== null) throw blocked(range);
   return url;
+}
+
+/** The port a URL connects to: its own, else its scheme's default. */
+export function portOf(url: URL): number {
+  return url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
 }
 
 export interface ResolveDeps {

@@ -9,7 +9,7 @@ import { callMetadata, createClient, unary } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
 import { listModelsOf, type Capability, type ModelLister } from './model-lister.js';
-import type { WorkerEndpoint } from './worker-endpoint.js';
+import { endpointClientOptions, type WorkerEndpoint } from './worker-endpoint.js';
 
 export type Job = Job__Output;
 
@@ -19,11 +19,7 @@ export class AnimationClient implements ModelLister {
   readonly grpc: GrpcAnimation;
 
   constructor(endpoint: WorkerEndpoint, logger: Logger) {
-    this.grpc = createClient(Animation, endpoint.address, {
-      deadlineMs: endpoint.deadlineMs,
-      logger,
-      clusterSecret: endpoint.clusterSecret,
-    });
+    this.grpc = createClient(Animation, endpoint.address, endpointClientOptions(endpoint, logger));
   }
 
   submit(request: SubmitJobRequest, ctx: CallContext): Promise<Job> {

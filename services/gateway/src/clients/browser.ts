@@ -14,7 +14,7 @@ import { SwitchboardError } from '@switchboard/errors';
 import { callMetadata, createClient, unary, type UnaryMethod } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
-import type { WorkerEndpoint } from './worker-endpoint.js';
+import { endpointClientOptions, type WorkerEndpoint } from './worker-endpoint.js';
 
 export type Session = Session__Output;
 
@@ -50,11 +50,7 @@ export class BrowserClient {
     private readonly logger: Logger,
     private readonly fleet: BrowserFleet,
   ) {
-    this.grpc = createClient(Browser, endpoint.address, {
-      deadlineMs: endpoint.deadlineMs,
-      logger,
-      clusterSecret: endpoint.clusterSecret,
-    });
+    this.grpc = createClient(Browser, endpoint.address, endpointClientOptions(endpoint, logger));
   }
 
   /** Creates a session on the emptiest worker, within the key's tier limit over the whole cluster. */
@@ -228,9 +224,7 @@ export class BrowserClient {
     let client = this.byAddress.get(address);
     if (!client) {
       client = createClient(Browser, address, {
-        deadlineMs: this.endpoint.deadlineMs,
-        logger: this.logger,
-        clusterSecret: this.endpoint.clusterSecret,
+        ...endpointClientOptions(this.endpoint, this.logger),
         // One attempt: a worker that refuses connections is gone, and its sessions with it.
         maxAttempts: 1,
       });

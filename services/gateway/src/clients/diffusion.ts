@@ -9,7 +9,7 @@ import { callMetadata, createClient, unary } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
 import { listModelsOf, type Capability, type ModelLister } from './model-lister.js';
-import type { WorkerEndpoint } from './worker-endpoint.js';
+import { endpointClientOptions, type WorkerEndpoint } from './worker-endpoint.js';
 
 /** The gateway's one door to the diffusion worker. */
 export class DiffusionClient implements ModelLister {
@@ -17,11 +17,7 @@ export class DiffusionClient implements ModelLister {
   readonly grpc: GrpcDiffusion;
 
   constructor(endpoint: WorkerEndpoint, logger: Logger) {
-    this.grpc = createClient(Diffusion, endpoint.address, {
-      deadlineMs: endpoint.deadlineMs,
-      logger,
-      clusterSecret: endpoint.clusterSecret,
-    });
+    this.grpc = createClient(Diffusion, endpoint.address, endpointClientOptions(endpoint, logger));
   }
 
   generate(request: GenerateImageRequest, ctx: CallContext): Promise<GenerateImageResponse__Output> {

@@ -11,7 +11,7 @@ import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
 import { listModelsOf, type Capability, type ModelLister } from './model-lister.js';
 import { readStream } from './streaming.js';
-import type { WorkerEndpoint } from './worker-endpoint.js';
+import { endpointClientOptions, type WorkerEndpoint } from './worker-endpoint.js';
 
 /** The gateway's one door to the llm worker. */
 export class LlmClient implements ModelLister {
@@ -19,11 +19,7 @@ export class LlmClient implements ModelLister {
   readonly grpc: GrpcLlm;
 
   constructor(endpoint: WorkerEndpoint, logger: Logger) {
-    this.grpc = createClient(Llm, endpoint.address, {
-      deadlineMs: endpoint.deadlineMs,
-      logger,
-      clusterSecret: endpoint.clusterSecret,
-    });
+    this.grpc = createClient(Llm, endpoint.address, endpointClientOptions(endpoint, logger));
   }
 
   complete(request: CompleteRequest, ctx: CallContext): Promise<CompleteResponse__Output> {

@@ -10,7 +10,7 @@ import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
 import { listModelsOf, type Capability, type ModelLister } from './model-lister.js';
 import { StreamSender } from './streaming.js';
-import type { WorkerEndpoint } from './worker-endpoint.js';
+import { endpointClientOptions, type WorkerEndpoint } from './worker-endpoint.js';
 
 export type TranscriptionUpload = StreamSender<TranscribeChunk, TranscribeResponse__Output>;
 
@@ -20,11 +20,7 @@ export class WhisperClient implements ModelLister {
   readonly grpc: GrpcWhisper;
 
   constructor(endpoint: WorkerEndpoint, logger: Logger) {
-    this.grpc = createClient(Whisper, endpoint.address, {
-      deadlineMs: endpoint.deadlineMs,
-      logger,
-      clusterSecret: endpoint.clusterSecret,
-    });
+    this.grpc = createClient(Whisper, endpoint.address, endpointClientOptions(endpoint, logger));
   }
 
   /** Opens the client stream; the caller sends the options, then the bytes, then finishes. */

@@ -1,9 +1,11 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import { SwitchboardError } from '@switchboard/errors';
 
-function hasBody(req: Parameters<RequestHandler>[0]): boolean {
-  const length = req.get('content-length');
-  return req.get('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
+/** Whether a request announces a body (a length above zero, or chunked). */
+export function hasBody(headers: IncomingHttpHeaders): boolean {
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /**
@@ -14,7 +16,7 @@ function hasBody(req: Parameters<RequestHandler>[0]): boolean {
 export function jsonBody(limitBytes: number): RequestHandler {
   const parse = express.json({ limit: limitBytes, strict: false, type: () => true });
   return (req, res, next) => {
-    if (!hasBody(req)) {
+    if (!hasBody(req.headers)) {
       req.body = {};
       next();
       return;

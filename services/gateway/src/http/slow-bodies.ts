@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import { hasBody } from './json-body.js';
 
 export interface BodyRateLimits {
   /** Below this many bytes per second, measured over each window, the client is cut off. */
@@ -43,9 +44,4 @@ export function cutSlowBodies(limits: BodyRateLimits): RequestHandler {
     req.once('close', stop);
     next();
   };
-}
-
-function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
-  const length = headers['content-length'];
-  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }

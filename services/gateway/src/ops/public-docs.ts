@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Router } from 'express';
-import { type Response } from 'express';
+import type { Response, Router } from 'express';
 import { exactRouter } from '../http/router.js';
 import { docsPage } from '../openapi/docs-page.js';
 import { openApiDocument } from '../openapi/document.js';

@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Router } from 'express';
-import { type Request } from 'express';
+import type { Request, Router } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { SwitchboardError } from '@switchboard/errors';
 import { CLUSTER_SECRET_KEY } from '@switchboard/grpc';

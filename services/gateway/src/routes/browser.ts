@@ -1,5 +1,4 @@
-import type { Router } from 'express';
-import { type Request } from 'express';
+import type { Request, Router } from 'express';
 import { z } from 'zod';
 import { exactRouter } from '../http/router.js';
 import type { BrowserClient, Session } from '../clients/browser.js';

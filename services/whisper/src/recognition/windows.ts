@@ -16,11 +16,17 @@ export interface AudioWindow {
   readonly strideRight: number;
 }
 
-export function planWindows(samples: number, windowing: Windowing, sampleRate: number): AudioWindow[] {
+/** Window, overlap and step in samples; consecutive windows start `jump` apart. */
+function geometry(windowing: Windowing, sampleRate: number): { size: number; stride: number; jump: number } {
   const size = Math.round(windowing.chunkSeconds * sampleRate);
   const stride = Math.round(windowing.strideSeconds * sampleRate);
   const jump = size - 2 * stride;
   if (jump <= 0) throw new Error('the stride must be less than half the window');
+  return { size, stride, jump };
+}
+
+export function planWindows(samples: number, windowing: Windowing, sampleRate: number): AudioWindow[] {
+  const { size, stride, jump } = geometry(windowing, sampleRate);
   const windows: AudioWindow[] = [];
   for (let start = 0; ; start += jump) {
     const last = start + size >= samples;
@@ -52,10 +58,7 @@ export async function* streamWindows(
   windowing: Windowing,
   sampleRate: number,
 ): AsyncGenerator<WindowSamples, void, undefined> {
-  const size = Math.round(windowing.chunkSeconds * sampleRate);
-  const stride = Math.round(windowing.strideSeconds * sampleRate);
-  const jump = size - 2 * stride;
-  if (jump <= 0) throw new Error('the stride must be less than half the window');
+  const { size, stride, jump } = geometry(windowing, sampleRate);
   const buffer = new Float32Array(size);
   let start = 0;
   let filled = 0;
