@@ -4,33 +4,26 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { admin, bearer, createKey, type CreatedKey } from '../support/admin.js';
-import { sleep, startStack, type Stack } from '../support/stack.js';
-import {
-  startWorker,
-  tinyLlmRepository,
-  type TinyModelRepository,
-  type WorkerProcess,
-} from '../support/worker.js';
+import { type LlmStack, sleep, type Stack, startLlmStack } from '../support/stack.js';
+import type { WorkerProcess } from '../support/worker.js';
 
-let repo: TinyModelRepository;
+let llm: LlmStack;
 let worker: WorkerProcess;
 let stack: Stack;
 let victim: CreatedKey;
 let bystander: CreatedKey;
 
 before(async () => {
-  repo = await tinyLlmRepository();
-  worker = await startWorker('llm', {
-    env: { MODEL_DIR: repo.modelDir, LLM_CONCURRENCY: '1', LLM_QUEUE_DEPTH: '8', ORT_INTRA_OP_THREADS: '1' },
+  llm = await startLlmStack({
+    workerEnv: { LLM_CONCURRENCY: '1', LLM_QUEUE_DEPTH: '8' },
+    gatewayEnv: { STREAM_FIRST_EVENT_WAIT_MS: '100' },
   });
-  stack = await startStack({ env: { LLM_ADDR: worker.address, STREAM_FIRST_EVENT_WAIT_MS: '100' } });
+  ({ worker, stack } = llm);
   victim = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
   bystander = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
 });
 after(async () => {
-  await stack?.stop();
-  await worker?.stop();
-  await repo?.remove();
+  await llm?.stop();
 });
 
 const query = (key: CreatedKey, body: unknown) =>

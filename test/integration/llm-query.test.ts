@@ -5,14 +5,10 @@ import { after, before, test } from 'node:test';
 import { AutoTokenizer, env, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { readSse } from '../support/sse.js';
-import { errorOf, sleep, startStack, type Stack } from '../support/stack.js';
-import {
-  startWorker,
-  tinyLlmRepository,
-  type TinyModelRepository,
-  type WorkerProcess,
-} from '../support/worker.js';
+import { errorOf, type LlmStack, sleep, type Stack, startLlmStack } from '../support/stack.js';
+import type { TinyModelRepository, WorkerProcess } from '../support/worker.js';
 
+let llm: LlmStack;
 let repo: TinyModelRepository;
 let worker: WorkerProcess;
 let stack: Stack;
@@ -21,20 +17,15 @@ let tokenizer: PreTrainedTokenizer;
 const CONTEXT = 2048; // the tiny model's max_position_embeddings
 
 before(async () => {
-  repo = await tinyLlmRepository();
-  worker = await startWorker('llm', {
-    env: { MODEL_DIR: repo.modelDir, LLM_CONCURRENCY: '1', LLM_QUEUE_DEPTH: '16', ORT_INTRA_OP_THREADS: '1' },
-  });
-  stack = await startStack({ env: { LLM_ADDR: worker.address } });
+  llm = await startLlmStack({ workerEnv: { LLM_CONCURRENCY: '1', LLM_QUEUE_DEPTH: '16' } });
+  ({ worker, stack, repo } = llm);
   key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
   env.allowRemoteModels = false;
   env.localModelPath = `${repo.modelDir}/llm/`;
   tokenizer = await AutoTokenizer.from_pretrained(repo.modelId);
 });
 after(async () => {
-  await stack?.stop();
-  await worker?.stop();
-  await repo?.remove();
+  await llm?.stop();
 });
 
 interface Completion {

@@ -5,33 +5,22 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { readSse } from '../support/sse.js';
-import { startStack, type Stack } from '../support/stack.js';
-import {
-  startWorker,
-  tinyLlmRepository,
-  type TinyModelRepository,
-  type WorkerProcess,
-} from '../support/worker.js';
+import { type LlmStack, type Stack, startLlmStack } from '../support/stack.js';
 
-let repo: TinyModelRepository;
-let worker: WorkerProcess;
+let llm: LlmStack;
 let stack: Stack;
 let key: CreatedKey;
 
 before(async () => {
-  repo = await tinyLlmRepository();
-  worker = await startWorker('llm', {
-    env: { MODEL_DIR: repo.modelDir, LLM_CONCURRENCY: '1', ORT_INTRA_OP_THREADS: '1' },
+  llm = await startLlmStack({
+    workerEnv: { LLM_CONCURRENCY: '1' },
+    gatewayEnv: { STREAM_PING_INTERVAL_MS: '100', STREAM_FIRST_EVENT_WAIT_MS: '50' },
   });
-  stack = await startStack({
-    env: { LLM_ADDR: worker.address, STREAM_PING_INTERVAL_MS: '100', STREAM_FIRST_EVENT_WAIT_MS: '50' },
-  });
+  ({ stack } = llm);
   key = await createKey(stack.gateway, { rate_limit_per_minute: 1000 });
 });
 after(async () => {
-  await stack?.stop();
-  await worker?.stop();
-  await repo?.remove();
+  await llm?.stop();
 });
 
 const query = (body: unknown) =>

@@ -4,29 +4,21 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
-import { errorOf, startStack, type Stack } from '../support/stack.js';
-import {
-  startWorker,
-  tinyLlmRepository,
-  type TinyModelRepository,
-  type WorkerProcess,
-} from '../support/worker.js';
+import { errorOf, type LlmStack, type Stack, startLlmStack } from '../support/stack.js';
+import type { WorkerProcess } from '../support/worker.js';
 
-let repo: TinyModelRepository;
+let llm: LlmStack;
 let worker: WorkerProcess;
 let stack: Stack;
 let key: CreatedKey;
 
 before(async () => {
-  repo = await tinyLlmRepository();
-  worker = await startWorker('llm', { env: { MODEL_DIR: repo.modelDir, ORT_INTRA_OP_THREADS: '1' } });
-  stack = await startStack({ env: { LLM_ADDR: worker.address } });
+  llm = await startLlmStack();
+  ({ worker, stack } = llm);
   key = await createKey(stack.gateway, { rate_limit_per_minute: 1000 });
 });
 after(async () => {
-  await stack?.stop();
-  await worker?.stop();
-  await repo?.remove();
+  await llm?.stop();
 });
 
 test('a worker killed mid-stream ends the stream with an error event, then [DONE]', async () => {

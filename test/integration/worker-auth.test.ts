@@ -9,15 +9,10 @@ import { errorMetadataKeys, SwitchboardError } from '@switchboard/errors';
 import { callMetadata, checkHealth, CLUSTER_SECRET_KEY, createClient, unary } from '@switchboard/grpc';
 import { bearer, createKey } from '../support/admin.js';
 import { startGateway, testClusterSecret } from '../support/gateway.js';
-import { startStack, type Stack } from '../support/stack.js';
-import {
-  startWorker,
-  tinyLlmRepository,
-  type TinyModelRepository,
-  type WorkerProcess,
-} from '../support/worker.js';
+import { type LlmStack, type Stack, startLlmStack } from '../support/stack.js';
+import { startWorker, type WorkerProcess } from '../support/worker.js';
 
-let repo: TinyModelRepository;
+let llm: LlmStack;
 let worker: WorkerProcess;
 let stack: Stack;
 let rogue: LlmClient;
@@ -25,17 +20,14 @@ let rogue: LlmClient;
 const wrongSecret = 'guessed-cluster-secret-0123456789abcdef';
 
 before(async () => {
-  repo = await tinyLlmRepository();
-  worker = await startWorker('llm', { env: { MODEL_DIR: repo.modelDir, ORT_INTRA_OP_THREADS: '1' } });
-  stack = await startStack({ env: { LLM_ADDR: worker.address } });
+  llm = await startLlmStack();
+  ({ worker, stack } = llm);
   // A plain client, as any pod could build one: no interceptor adds the secret.
   rogue = new Llm(worker.address, credentials.createInsecure());
 });
 after(async () => {
   rogue?.close();
-  await stack?.stop();
-  await worker?.stop();
-  await repo?.remove();
+  await llm?.stop();
 });
 
 /** What a rogue pod sends: a victim's key id, and maybe a guessed secret. */
@@ -130,7 +122,7 @@ test('the gateway and the workers refuse to start without a CLUSTER_SECRET, or w
     );
     for (const name of ['llm', 'browser']) {
       await assert.rejects(
-        startWorker(name, { env: { MODEL_DIR: repo.modelDir, CLUSTER_SECRET: value } }),
+        startWorker(name, { env: { MODEL_DIR: llm.repo.modelDir, CLUSTER_SECRET: value } }),
         message,
         `${name}, ${JSON.stringify(value)}`,
       );

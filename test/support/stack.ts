@@ -1,6 +1,6 @@
 import { startNats, startRedis, type InfraHandle } from '@switchboard/devcluster';
 import { startGateway, type GatewayProcess } from './gateway.js';
-import { startWorker, type WorkerProcess } from './worker.js';
+import { startWorker, tinyLlmRepository, type TinyModelRepository, type WorkerProcess } from './worker.js';
 
 export interface Stack {
   nats: InfraHandle;
@@ -97,6 +97,45 @@ export async function startWorkerWithGateway(
     };
   } catch (error) {
     await worker.stop();
+    throw error;
+  }
+}
+
+export interface LlmStack {
+  repo: TinyModelRepository;
+  worker: WorkerProcess;
+  stack: Stack;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real llm worker process on the tiny development Llama (one ONNX Runtime thread, so tests
+ * share the cores fairly) behind a stack of its own whose gateway routes `/query` to it.
+ */
+export async function startLlmStack(
+  options: { workerEnv?: Record<string, string>; gatewayEnv?: Record<string, string> } = {},
+): Promise<LlmStack> {
+  const repo = await tinyLlmRepository();
+  let worker: WorkerProcess | undefined;
+  try {
+    worker = await startWorker('llm', {
+      env: { MODEL_DIR: repo.modelDir, ORT_INTRA_OP_THREADS: '1', ...options.workerEnv },
+    });
+    const started = worker;
+    const stack = await startStack({ env: { LLM_ADDR: started.address, ...options.gatewayEnv } });
+    return {
+      repo,
+      worker: started,
+      stack,
+      async stop() {
+        await stack.stop();
+        await started.stop();
+        await repo.remove();
+      },
+    };
+  } catch (error) {
+    await worker?.stop();
+    await repo.remove();
     throw error;
   }
 }
