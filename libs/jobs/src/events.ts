@@ -1,0 +1,17 @@
+import type { EventPublisher } from '@switchboard/events';
+import type { JobRecord } from './record.js';
+
+/**
+ * `animate.job.<status>` (API.md §8). Published only by whoever made the transition land (its
+ * compare-and-set won), so each happens once per job however many processes raced for it.
+ */
+export function publishJobEvent(events: EventPublisher | undefined, record: JobRecord): void {
+  events?.publish(`animate.job.${record.status}`, {
+    job_id: record.job_id,
+    key_id: record.owner_key_id,
+    backend: record.backend,
+    status: record.status,
+    attempts: record.attempts,
+    ...(record.error ? { error_code: record.error.code } : {}),
+  });
+}
