@@ -6,7 +6,7 @@
  * Values
  *   contracts              the grpc object for all of proto/ (grpc.loadPackageDefinition), typed;
  *                          e.g. contracts.switchboard.llm.v1.Llm
- *   Health, Llm, Whisper, Diffusion, Animation, Browser
+ *   Health, Llm, Whisper, Diffusion, Browser
  *                          service client constructors: `new Llm(addr, creds)` (or createClient
  *                          from @switchboard/grpc); `Llm.service` is the definition a server adds
  *   services               those six by short name: services.Llm === Llm
@@ -45,7 +45,6 @@ export const Health = contracts.grpc.health.v1.Health;
 export const Llm = contracts.switchboard.llm.v1.Llm;
 export const Whisper = contracts.switchboard.whisper.v1.Whisper;
 export const Diffusion = contracts.switchboard.diffusion.v1.Diffusion;
-export const Animation = contracts.switchboard.animation.v1.Animation;
 export const Browser = contracts.switchboard.browser.v1.Browser;
 
 /** A service's client constructor: `new C(address, credentials)`, with `C.service` its definition. */
@@ -57,6 +56,6 @@ export type ServiceClientConstructor<N extends keyof ServiceTypes = keyof Servic
  * The constructors by short name (the keys of serviceNames), for code that treats services alike.
  * `satisfies` makes a service added to proto/ but not here a compile error.
  */
-export const services = { Health, Llm, Whisper, Diffusion, Animation, Browser } as const satisfies {
+export const services = { Health, Llm, Whisper, Diffusion, Browser } as const satisfies {
   [N in keyof ServiceTypes]: ServiceClientConstructor<N>;
 };

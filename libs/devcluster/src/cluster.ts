@@ -5,7 +5,7 @@ import { waitForServing } from '@switchboard/grpc';
 import { ensureDevModel } from './dev-models.js';
 import { startNats, startRedis, type InfraHandle } from './infra.js';
 import { freePort } from './ports.js';
-import { ManagedProcess } from './process.js';
+import { ManagedProcess, waitUntilReady } from './process.js';
 
 /** The workers the gateway knows how to reach, in the order they are started. */
 export const workerNames = ['llm', 'whisper', 'diffusion', 'animation', 'browser'] as const;
@@ -53,6 +53,30 @@ async function waitForHttp(url: string, proc: ManagedProcess, timeoutMs: number)
 async function ownPorts(name: string): Promise<NodeJS.ProcessEnv> {
   if (name === 'browser') return { DEVTOOLS_PORT: String(await freePort()), DEVTOOLS_HOST: '127.0.0.1' };
   return {};
+}
+
+/**
+ * The test suite's fake D-ID Talks API (test/support/fake-d-id.ts) as a process, so the avatar
+ * back-end works end to end without the vendor; returns the avatar settings that point at it.
+ */
+async function startFakeAvatarVendor(
+  root: string,
+  processes: Map<string, ManagedProcess>,
+  timeoutMs: number,
+): Promise<NodeJS.ProcessEnv> {
+  const script = join(root, 'test', 'dist', 'support', 'fake-d-id-main.js');
+  if (!existsSync(script)) throw new Error('SWITCHBOARD_FAKE_AVATAR=1 needs the test build (npm run build)');
+  const port = await freePort();
+  const apiKey = randomBytes(12).toString('hex');
+  const proc = new ManagedProcess(
+    'fake-d-id',
+    process.execPath,
+    [script, '--port', String(port), '--key', apiKey],
+    'fake D-ID listening',
+  );
+  processes.set('fake-d-id', proc);
+  await waitUntilReady(proc, () => Promise.resolve(proc.loggedReady), timeoutMs);
+  return { AVATAR_BASE_URL: `http://127.0.0.1:${port}`, AVATAR_API_KEY: apiKey };
 }
 
 /**
@@ -129,6 +153,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     };
 
     const built = workerNames.filter((name) => existsSync(join(root, 'services', name, 'dist', 'main.js')));
+    if (env.SWITCHBOARD_FAKE_AVATAR === '1' && built.includes('animation') && !env.AVATAR_API_KEY) {
+      Object.assign(shared, await startFakeAvatarVendor(root, processes, timeout));
+      options.onNotice?.('avatar: using the local fake of the D-ID Talks API (SWITCHBOARD_FAKE_AVATAR=1)');
+    }
     for (const name of built) {
       const notice = await ensureDevModel(modelDir, name);
       if (notice) options.onNotice?.(notice);

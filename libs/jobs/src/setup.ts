@@ -47,6 +47,8 @@ async function ensureStream(jsm: JetStreamManager, names: JobNames): Promise<voi
     storage: StorageType.File,
     // Publishing a job twice under its id (a retried submission) stores it once.
     duplicate_window: nanos(2 * 60 * 1000),
+    // Direct gets let metrics read the oldest waiting job without a consumer.
+    allow_direct: true,
   };
   try {
     await jsm.streams.add(config);

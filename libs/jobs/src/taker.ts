@@ -1,7 +1,7 @@
 // The worker's side of the job system: take the next job of a back-end from its durable pull
 // consumer, turn the delivery into a JobAttempt (or settle it at once: canceled meanwhile,
 // finished by another attempt, out of attempts), and describe the worker's back-ends.
-import type { Consumer, JsMsg, KV, NatsConnection } from 'nats';
+import type { Consumer, JsMsg, KV, NatsConnection, StoredMsg } from 'nats';
 import type { EventPublisher } from '@switchboard/events';
 import { JobAttempt, exhausted, type AttemptDeps } from './attempt.js';
 import { publishBackendDescription, type BackendDescription } from './catalogue.js';
@@ -87,6 +87,23 @@ export class JobTaker {
       this.consumers.set(backend, consumer);
     }
     return consumer.next({ expires: expiresMs });
+  }
+
+  /** Jobs waiting for the back-end and the age of the oldest (seconds; 0 when none waits). */
+  async queueStats(backend: BackendName): Promise<{ depth: number; oldestAgeSeconds: number }> {
+    const jsm = await this.nc.jetstreamManager();
+    const info = await jsm.consumers.info(this.names.stream, this.names.consumer(backend));
+    if (info.num_pending === 0) return { depth: 0, oldestAgeSeconds: 0 };
+    // The first message with the subject after the consumer's ack floor is the oldest not taken.
+    // nats.js 2.x has `direct` on its manager but not on the interface it returns.
+    const { direct } = jsm as unknown as {
+      direct: { getMessage(stream: string, query: { seq: number; next_by_subj: string }): Promise<StoredMsg> };
+    };
+    const oldest = await direct
+      .getMessage(this.names.stream, { seq: info.delivered.stream_seq + 1, next_by_subj: this.names.subject(backend) })
+      .catch(() => null);
+    const age = oldest ? (Date.now() - oldest.time.getTime()) / 1000 : 0;
+    return { depth: info.num_pending, oldestAgeSeconds: Math.max(0, age) };
   }
 
   /**

@@ -3,10 +3,14 @@
 //   build-llm      a Llama-family decoder (text generation)
 //   build-whisper  a Whisper encoder-decoder (speech recognition)
 //   build-diffusion  a Stable-Diffusion-style pipeline (text to image, diffusers ONNX layout)
+//   build-video-diffusion  a Stable-Video-Diffusion-style pipeline (image to video)
+//   build-portrait  a LivePortrait-style ONNX set with an audio-to-motion model
 // Workers call this at start-up to fill an empty model repository for development.
 import { parseArgs } from 'node:util';
 import { buildTinyDiffusion } from './diffusion/build.js';
 import { buildTinyLlama } from './llama/build.js';
+import { buildTinyPortrait } from './portrait/build.js';
+import { buildTinyVideoDiffusion } from './video-diffusion/build.js';
 import { buildTinyWhisper } from './whisper/build.js';
 
 interface Built {
@@ -39,6 +43,20 @@ const COMMANDS: Record<string, (dir: string, seed: number) => Promise<Built>> = 
       summary:
         `diffusion, text hidden ${shape.textHidden}, unet channels ${shape.unetChannels.join('/')}, ` +
         `vocab ${shape.vocabSize}`,
+    };
+  },
+  'build-video-diffusion': async (dir, seed) => {
+    const { shape, files } = await buildTinyVideoDiffusion(dir, { seed });
+    return {
+      files,
+      summary: `video diffusion, ${shape.framesPerPass} frames per pass, ${shape.sampleSize * 8}px native`,
+    };
+  },
+  'build-portrait': async (dir, seed) => {
+    const { shape, files } = await buildTinyPortrait(dir, { seed });
+    return {
+      files,
+      summary: `LivePortrait set, ${shape.keypoints} keypoints, ${shape.outputSize}px output`,
     };
   },
 };

@@ -47,3 +47,19 @@ export {
 } from './diffusion/build.js';
 export type { ClipTokenIds, DiffusionShape } from './diffusion/config.js';
 export type { SchedulerKind } from './diffusion/scheduler.js';
+export {
+  buildTinyPortrait,
+  tinyPortraitFiles,
+  TINY_PORTRAIT_SHAPE,
+  type TinyPortrait,
+  type TinyPortraitOptions,
+} from './portrait/build.js';
+export { PORTRAIT_FILES, type PortraitShape } from './portrait/config.js';
+export {
+  buildTinyVideoDiffusion,
+  tinyVideoDiffusionFiles,
+  TINY_VIDEO_DIFFUSION_SHAPE,
+  type TinyVideoDiffusion,
+  type TinyVideoDiffusionOptions,
+} from './video-diffusion/build.js';
+export type { VideoDiffusionShape } from './video-diffusion/config.js';

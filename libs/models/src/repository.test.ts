@@ -3,7 +3,12 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { buildTinyDiffusion, buildTinyLlama, DEV_MODEL_MARKER } from '@switchboard/models-dev';
+import {
+  buildTinyDiffusion,
+  buildTinyLlama,
+  buildTinyPortrait,
+  DEV_MODEL_MARKER,
+} from '@switchboard/models-dev';
 import { DEV_MODEL_KEY, scanRepository } from './repository.js';
 
 const root = await mkdtemp(join(tmpdir(), 'models-repo-'));
@@ -58,4 +63,26 @@ test('an empty or missing capability folder has no models and no default', async
   const scan = await scanRepository(join(root, 'missing'), 'llm');
   assert.deepEqual(scan.models, []);
   assert.equal(scan.defaultId, undefined);
+});
+
+test('requiredFiles: a folder holding every named file is a model, config.json or not', async () => {
+  const dir = join(root, 'c');
+  const onnxSet = ['appearance_feature_extractor.onnx', 'motion_extractor.onnx', 'warping_spade.onnx'];
+  // As published: the ONNX files and nothing else.
+  await folder(join(dir, 'portrait', 'published'), Object.fromEntries(onnxSet.map((f) => [f, 'onnx'])));
+  await folder(join(dir, 'portrait', 'incomplete'), { 'motion_extractor.onnx': 'onnx', 'config.json': '{}' });
+  await buildTinyPortrait(join(dir, 'portrait', 'tiny'), { seed: 1 });
+  const scan = await scanRepository(dir, 'portrait', { requiredFiles: onnxSet });
+  assert.deepEqual(
+    scan.models.map((m) => m.id),
+    ['published', 'tiny'],
+  );
+  assert.equal(scan.models[0]!.description, '');
+  assert.match(scan.models[1]!.description, /random-weight development model/, 'read from config.json');
+  const byConfig = await scanRepository(dir, 'portrait');
+  assert.deepEqual(
+    byConfig.models.map((m) => m.id),
+    ['incomplete', 'tiny'],
+    'without the option, config.json decides as before',
+  );
 });

@@ -1,6 +1,8 @@
 // The model repository: MODEL_DIR/<capability>/<model-id>/ in the Hugging Face ONNX export layouts.
 // A folder is a model when it has config.json (Transformers.js layout) or model_index.json
-// (the diffusers layout); anything else in the capability folder is ignored.
+// (the diffusers layout), or, for a capability whose published models come as bare ONNX sets
+// without a config (LivePortrait), when it holds every file the caller names; anything else in
+// the capability folder is ignored.
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -52,6 +54,17 @@ async function describe(dir: string): Promise<string> {
 export interface ScanOptions {
   /** `<CAPABILITY>_DEFAULT_MODEL` from the worker's config; wins over the manifest. */
   readonly defaultModel?: string | undefined;
+  /**
+   * Paths (relative to a model folder) that make a folder a model instead of config.json or
+   * model_index.json: it counts when it holds every one of them. For published ONNX sets that
+   * come without a config; a config.json, when present, still supplies the description.
+   */
+  readonly requiredFiles?: readonly string[] | undefined;
+}
+
+function isModelFolder(dir: string, requiredFiles: readonly string[] | undefined): boolean {
+  if (requiredFiles !== undefined) return requiredFiles.every((f) => existsSync(join(dir, f)));
+  return MODEL_MARKERS.some((m) => existsSync(join(dir, m)));
 }
 
 /**
@@ -67,7 +80,7 @@ export async function scanRepository(
   const capabilityDir = join(modelDir, capability);
   const entries = existsSync(capabilityDir) ? await readdir(capabilityDir, { withFileTypes: true }) : [];
   const ids = entries
-    .filter((e) => e.isDirectory() && MODEL_MARKERS.some((m) => existsSync(join(capabilityDir, e.name, m))))
+    .filter((e) => e.isDirectory() && isModelFolder(join(capabilityDir, e.name), options.requiredFiles))
     .map((e) => e.name)
     .sort();
   const models = await Promise.all(

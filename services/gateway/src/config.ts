@@ -2,6 +2,7 @@ import { env, loadConfig } from '@switchboard/config';
 import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import { z } from 'zod';
+import { jobEnvFields, jobSettings } from '@switchboard/jobs';
 
 export const tierNames = ['basic', 'professional', 'enterprise'] as const;
 export type TierName = (typeof tierNames)[number];
@@ -88,12 +89,12 @@ const schema = z
     LLM_DEADLINE_MS: env.positiveInt(300_000),
     WHISPER_DEADLINE_MS: env.positiveInt(600_000),
     DIFFUSION_DEADLINE_MS: env.positiveInt(600_000),
-    ANIMATION_DEADLINE_MS: env.positiveInt(10_000),
     BROWSER_DEADLINE_MS: env.positiveInt(60_000),
     SHUTDOWN_GRACE_MS: env.positiveInt(10_000),
     STREAM_PING_INTERVAL_MS: env.positiveInt(15_000),
     STREAM_FIRST_EVENT_WAIT_MS: env.positiveInt(1_000),
     ...objectStoreEnvFields,
+    ...jobEnvFields,
   })
   .superRefine(checkObjectStoreEnv)
   .transform((e) => ({
@@ -123,9 +124,11 @@ const schema = z
       llm: { address: e.LLM_ADDR, deadlineMs: e.LLM_DEADLINE_MS },
       whisper: { address: e.WHISPER_ADDR, deadlineMs: e.WHISPER_DEADLINE_MS },
       diffusion: { address: e.DIFFUSION_ADDR, deadlineMs: e.DIFFUSION_DEADLINE_MS },
-      animation: { address: e.ANIMATION_ADDR, deadlineMs: e.ANIMATION_DEADLINE_MS },
       browser: { address: e.BROWSER_ADDR, deadlineMs: e.BROWSER_DEADLINE_MS },
     },
+    /** Only for the dashboard's health view: jobs go through JetStream, never to this address. */
+    animationAddress: e.ANIMATION_ADDR,
+    jobs: jobSettings(e),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     streams: { pingIntervalMs: e.STREAM_PING_INTERVAL_MS, firstEventWaitMs: e.STREAM_FIRST_EVENT_WAIT_MS },
     objectStore: objectStoreConfigFrom(e),

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { connect } from 'nats';
 import { BrowserFleet } from '@switchboard/browser-registry';
 import { ConfigError } from '@switchboard/config';
+import { JobBoard } from '@switchboard/jobs';
 import { KeyStore } from '@switchboard/keys';
 import { createObjectStore } from '@switchboard/objectstore';
 import { createRateLimiter, createRedisClient } from '@switchboard/ratelimit';
@@ -41,8 +42,17 @@ async function main(): Promise<void> {
   const redis = createRedisClient(config.redisUrl);
   const limiter = createRateLimiter({ redis, keyPrefix: config.rateLimitPrefix, logger });
   const fleet = await BrowserFleet.open(nats, { logger });
-  const clients = createWorkerClients(config.workers, logger, fleet, config.clusterSecret);
   const events = new EventPublisher(nats, logger);
+  // Creates the job stream, its consumers and buckets when absent: jobs are accepted (and KEDA
+  // sees them pending) before any animation worker has ever started.
+  const board = await JobBoard.open(nats, { ...config.jobs, events });
+  const clients = createWorkerClients(
+    config.workers,
+    { address: config.animationAddress, board },
+    logger,
+    fleet,
+    config.clusterSecret,
+  );
   const objects = createObjectStore(config.objectStore);
   // The workers write and own the bucket too; the gateway only reads, so a store that is down
   // at start-up is logged and answered with 503 per request rather than failing start-up.

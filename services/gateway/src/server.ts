@@ -105,7 +105,7 @@ export function createApp({
   app.use(modelsRouter([clients.llm, clients.whisper, clients.diffusion, clients.animation]));
   app.use(transcribeRouter(clients.whisper, config.tiers));
   app.use(generateImageRouter(clients.diffusion, bodyLimit));
-  app.use(animateRouter(clients.animation, config.tiers, bodyLimit));
+  app.use(animateRouter(clients.animation, objects, config.tiers, bodyLimit));
   const originOf = (req: Request) => publicOrigin(req, trustedProxies, config.publicBaseUrl);
   app.use(browserRouter(clients.browser, config.tiers, bodyLimit, originOf));
   app.use(browserDevtoolsRouter(clients.browser, logger, config.clusterSecret, live));

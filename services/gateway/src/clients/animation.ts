@@ -1,50 +1,33 @@
-import {
-  Animation,
-  type AnimationClient as GrpcAnimation,
-  type Job__Output,
-  type ModelInfo__Output,
-  type SubmitJobRequest,
-} from '@switchboard/contracts';
-import { callMetadata, createClient, unary } from '@switchboard/grpc';
-import type { Logger } from '@switchboard/telemetry';
-import type { CallContext } from './call-context.js';
-import { listModelsOf, type Capability, type ModelLister } from './model-lister.js';
-import { endpointClientOptions, type WorkerEndpoint } from './worker-endpoint.js';
+import type { ModelInfo__Output } from '@switchboard/contracts';
+import type { JobBoard } from '@switchboard/jobs';
+import type { Capability, ModelLister } from './model-lister.js';
 
-export type Job = Job__Output;
-
-/** The gateway's one door to the animation service (which fronts the JetStream job queue). */
-export class AnimationClient implements ModelLister {
+/**
+ * The gateway's one door to animation: the job board in JetStream and KV (libs/jobs). Animation
+ * workers are never called — they pull — so submitting, reading, listing and cancelling work
+ * while every worker is scaled to zero. The models listed are what the workers last described.
+ */
+export class AnimationJobs implements ModelLister {
   readonly capability: Capability = 'animation';
-  readonly grpc: GrpcAnimation;
 
-  constructor(endpoint: WorkerEndpoint, logger: Logger) {
-    this.grpc = createClient(Animation, endpoint.address, endpointClientOptions(endpoint, logger));
-  }
+  constructor(readonly board: JobBoard) {}
 
-  submit(request: SubmitJobRequest, ctx: CallContext): Promise<Job> {
-    return unary(this.grpc.SubmitJob.bind(this.grpc), request, callMetadata(ctx));
-  }
-
-  get(jobId: string, ctx: CallContext): Promise<Job> {
-    return unary(this.grpc.GetJob.bind(this.grpc), { job_id: jobId }, callMetadata(ctx));
-  }
-
-  cancel(jobId: string, ctx: CallContext): Promise<Job> {
-    return unary(this.grpc.CancelJob.bind(this.grpc), { job_id: jobId }, callMetadata(ctx));
-  }
-
-  /** Every job of `ownerKeyId`, or of everyone when empty (the admin dashboard). */
-  async list(ownerKeyId: string, ctx: CallContext): Promise<Job[]> {
-    const list = await unary(
-      this.grpc.ListJobs.bind(this.grpc),
-      { owner_key_id: ownerKeyId },
-      callMetadata(ctx),
+  async listModels(): Promise<ModelInfo__Output[]> {
+    const catalogue = await this.board.catalogue();
+    return [...catalogue.values()].flatMap((backend) =>
+      backend.models.map((model) => ({
+        id: `${backend.backend}/${model.id}`,
+        status: model.status,
+        is_default: model.is_default,
+        description: backend.configured ? model.description : model.description || 'not configured',
+      })),
     );
-    return list.jobs;
   }
 
-  listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
-    return listModelsOf(this.grpc, ctx);
+  /** False only when a worker said the back-end cannot run (avatar without vendor settings). */
+  async isConfigured(backend: string): Promise<boolean> {
+    const catalogue = await this.board.catalogue();
+    const entry = [...catalogue.values()].find((b) => b.backend === backend);
+    return entry?.configured ?? true;
   }
 }

@@ -3,7 +3,8 @@ import { checkHealth, type HealthStatus } from '@switchboard/grpc';
 import type { BrowserFleet } from '@switchboard/browser-registry';
 import type { Logger } from '@switchboard/telemetry';
 import { credentials } from '@grpc/grpc-js';
-import { AnimationClient } from './animation.js';
+import type { JobBoard } from '@switchboard/jobs';
+import { AnimationJobs } from './animation.js';
 import { BrowserClient } from './browser.js';
 import { DiffusionClient } from './diffusion.js';
 import { LlmClient } from './llm.js';
@@ -23,37 +24,48 @@ export interface WorkerClients {
   llm: LlmClient;
   whisper: WhisperClient;
   diffusion: DiffusionClient;
-  animation: AnimationClient;
+  animation: AnimationJobs;
   browser: BrowserClient;
   health(): Promise<WorkerHealth[]>;
   close(): void;
 }
 
+type CalledWorker = Exclude<WorkerName, 'animation'>;
+
 export function createWorkerClients(
-  endpoints: Readonly<Record<WorkerName, Readonly<Omit<WorkerEndpoint, 'clusterSecret'>>>>,
+  endpoints: Readonly<Record<CalledWorker, Readonly<Omit<WorkerEndpoint, 'clusterSecret'>>>>,
+  /** Animation workers pull jobs; their address serves only the health view. */
+  animation: { readonly address: string; readonly board: JobBoard },
   logger: Logger,
   fleet: BrowserFleet,
   clusterSecret: string,
 ): WorkerClients {
-  const at = (name: WorkerName): WorkerEndpoint => ({ ...endpoints[name], clusterSecret });
+  const at = (name: CalledWorker): WorkerEndpoint => ({ ...endpoints[name], clusterSecret });
   const clients = {
     llm: new LlmClient(at('llm'), logger),
     whisper: new WhisperClient(at('whisper'), logger),
     diffusion: new DiffusionClient(at('diffusion'), logger),
-    animation: new AnimationClient(at('animation'), logger),
     browser: new BrowserClient(at('browser'), logger, fleet),
   };
-  const names = Object.keys(clients) as WorkerName[];
+  const addresses: Record<WorkerName, string> = {
+    llm: endpoints.llm.address,
+    whisper: endpoints.whisper.address,
+    diffusion: endpoints.diffusion.address,
+    animation: animation.address,
+    browser: endpoints.browser.address,
+  };
+  const names = Object.keys(addresses) as WorkerName[];
   const healthClients = new Map<WorkerName, HealthClient>(
-    names.map((name) => [name, new Health(endpoints[name].address, credentials.createInsecure())]),
+    names.map((name) => [name, new Health(addresses[name], credentials.createInsecure())]),
   );
   return {
     ...clients,
+    animation: new AnimationJobs(animation.board),
     async health() {
       return Promise.all(
         names.map(async (name) => ({
           name,
-          address: endpoints[name].address,
+          address: addresses[name],
           status: await checkHealth(healthClients.get(name)!, '', 1000),
         })),
       );

@@ -1,120 +1,203 @@
-import type { Router } from 'express';
+import type { Request, RequestHandler, Router } from 'express';
+import multer, { MulterError, type StorageEngine } from 'multer';
 import { SwitchboardError } from '@switchboard/errors';
+import { isJobId, jobStatuses, newJobId } from '@switchboard/jobs';
+import type { ObjectStore } from '@switchboard/objectstore';
 import { z } from 'zod';
-import { exactRouter } from '../http/router.js';
-import type { AnimationClient, Job } from '../clients/animation.js';
-import { callContext } from '../clients/call-context.js';
+import { JobMedia, type StoredMedia } from '../animation/job-media.js';
+import { animateFields, mediaFields, type AnimateFields, type MediaField } from '../animation/request.js';
+import { bodyHash, checkDrivers, jobSpec, type MediaSet } from '../animation/submission.js';
+import type { AnimationJobs } from '../clients/animation.js';
 import type { TierName, TierPolicy } from '../config.js';
-import { jsonBody } from '../http/json-body.js';
+import { hasBody, jsonBody } from '../http/json-body.js';
+import { exactRouter } from '../http/router.js';
 import { validate } from '../http/validate.js';
+import { jobView } from './job-view.js';
 
-const imageUrl = z
-  .string()
-  .refine(
-    (v) =>
-      /^data:image\/(png|jpeg);base64,[A-Za-z0-9+/=\s]+$/.test(v) ||
-      /^\/api\/images\/img-[A-Za-z0-9-]+\.png$/.test(v),
-    'expected an image URL this API returned (/api/images/…) or a data:image/png|jpeg;base64 URL',
-  );
+type AnimateRequest = Request & { media?: JobMedia; stored?: MediaSet };
 
-const animateBody = z
-  .object({
-    backend: z.enum(['video-diffusion', 'portrait', 'avatar']),
-    image: imageUrl,
-    audio: z
-      .string()
-      .regex(/^data:audio\/[A-Za-z0-9.+-]+;base64,[A-Za-z0-9+/=\s]+$/, 'expected a data:audio/…;base64 URL')
-      .optional(),
-    fps: z.number().int().min(1).max(60).default(24),
-    duration_s: z.number().min(0.5).max(60).default(4),
-    seed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
-  })
-  .superRefine((body, ctx) => {
-    if (body.backend !== 'video-diffusion' && body.audio === undefined) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['audio'],
-        message: `is required for the ${body.backend} backend`,
-      });
-    }
-  });
+const listQuery = z.object({
+  status: z.enum(jobStatuses).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  after: z.string().refine(isJobId, 'expected the job_id of the previous page’s last job').optional(),
+});
 
-const jobId = /^job-[A-Za-z0-9-]{1,64}$/;
-
-/** The public shape of a job (API.md §5). */
-function jobView(job: Job) {
+/** Form parts arrive in any order: file parts are stored as they stream past (see JobMedia). */
+function storeFileParts(): StorageEngine {
   return {
-    job_id: job.job_id,
-    backend: job.backend,
-    status: job.status,
-    progress: job.progress,
-    created_at: job.created_at,
-    updated_at: job.updated_at,
-    result: job.result
-      ? {
-          url: `/api/videos/${job.result.video_id}.mp4`,
-          fps: job.result.fps,
-          frames: job.result.frames,
-          duration_s: job.result.duration_s,
-          width: job.result.width,
-          height: job.result.height,
-        }
-      : null,
-    error: job.error ? { code: job.error.code, message: job.error.message } : null,
+    _handleFile(req, file, done) {
+      const request = req as AnimateRequest;
+      const field = file.fieldname as MediaField;
+      const stored = (request.stored ??= {});
+      request.media!.fromStream(field, file.stream).then(
+        (media: StoredMedia) => {
+          stored[field] = media;
+          done(null, {});
+        },
+        (error: unknown) => {
+          file.stream.resume(); // let the parser finish reading the form
+          done(error);
+        },
+      );
+    },
+    _removeFile(_req, _file, done) {
+      done(null);
+    },
   };
 }
 
-function checkedJobId(raw: string): string {
-  if (!jobId.test(raw)) throw new SwitchboardError('job_not_found');
-  return raw;
+function fromMulterError(error: unknown): unknown {
+  if (!(error instanceof MulterError)) return error;
+  if (error.code === 'LIMIT_FILE_SIZE') {
+    return new SwitchboardError('payload_too_large', {
+      message: "The media are larger than the key's tier allows.",
+      param: error.field,
+    });
+  }
+  if (error.code === 'LIMIT_UNEXPECTED_FILE') {
+    return new SwitchboardError('invalid_request', {
+      message: `${error.field ?? 'file'}: file parts are image, driving_video and audio, one each`,
+      param: error.field,
+    });
+  }
+  return new SwitchboardError('invalid_request', {
+    message: `Malformed form: ${error.message}.`,
+    param: error.field,
+  });
 }
 
 /** /animate (API.md §5); the tier gate runs before this router. */
 export function animateRouter(
-  animation: AnimationClient,
+  animation: AnimationJobs,
+  objects: ObjectStore,
   tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
   bodyLimitBytes: number,
 ): Router {
   const router = exactRouter();
-
-  router.post(
-    '/animate',
-    // JSON bodies stay within JSON_BODY_LIMIT_BYTES like every other route (API.md §5): a body is
-    // parsed whole in memory, so a tier's upload limit here would let a few callers hold
-    // gigabytes of gateway memory at once. Larger media belongs in a streamed upload.
-    jsonBody(bodyLimitBytes),
-    async (req, res) => {
-      const body = validate(animateBody, req.body);
-      const idempotencyKey = req.get('idempotency-key') ?? '';
-      if (idempotencyKey.length > 255) {
-        throw new SwitchboardError('invalid_request', {
-          message: 'Idempotency-Key is longer than 255 characters.',
-        });
-      }
-      const tier = res.locals.ctx.key?.tier ?? 'basic';
-      const job = await animation.submit(
-        {
-          backend: body.backend,
-          image: body.image,
-          audio: body.backend === 'video-diffusion' ? '' : (body.audio ?? ''),
-          fps: body.fps,
-          duration_s: body.duration_s,
-          seed: body.seed === undefined ? undefined : String(body.seed),
-          idempotency_key: idempotencyKey,
-          max_active_jobs: tiers[tier].animation_jobs,
+  const json = jsonBody(bodyLimitBytes);
+  const forms = new Map(
+    Object.entries(tiers).map(([tier, policy]) => [
+      tier,
+      multer({
+        storage: storeFileParts(),
+        limits: {
+          fileSize: policy.upload_limit_bytes,
+          files: 3,
+          fields: 16,
+          fieldSize: 32 * 1024,
+          parts: 19,
         },
-        callContext(res),
-      );
-      res.status(202).json({ job_id: job.job_id, status: job.status, status_url: `/animate/${job.job_id}` });
-    },
+      }).fields(mediaFields.map((name) => ({ name, maxCount: 1 }))),
+    ]),
   );
 
+  /** A job id and a place for its media, before any byte of the body is read. */
+  const prepare: RequestHandler = (req, res, next) => {
+    const key = res.locals.ctx.key;
+    if (!key) {
+      next(new SwitchboardError('unauthorized'));
+      return;
+    }
+    const limit = tiers[key.tier].upload_limit_bytes;
+    (req as AnimateRequest).media = new JobMedia(objects, newJobId(), key.id, limit);
+    const idempotencyKey = req.get('idempotency-key');
+    if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255)) {
+      next(
+        new SwitchboardError('invalid_request', {
+          message: 'Idempotency-Key must be 1 to 255 characters.',
+          param: 'Idempotency-Key',
+        }),
+      );
+      return;
+    }
+    if (req.is('multipart/form-data')) {
+      // Refuse at once what is certainly too large; the streamed count catches the rest.
+      if (Number(req.get('content-length') ?? 0) > limit + 64 * 1024) {
+        next(fromMulterError(new MulterError('LIMIT_FILE_SIZE', 'image')));
+        return;
+      }
+      forms.get(key.tier)!(req, res, (error?: unknown) => {
+        if (error === undefined) {
+          next();
+          return;
+        }
+        // A form cut short keeps none of the parts already stored.
+        void (req as AnimateRequest).media!.discard();
+        next(fromMulterError(error));
+      });
+      return;
+    }
+    if (hasBody(req.headers) && !req.is('application/json') && !req.is('application/*+json')) {
+      next(
+        new SwitchboardError('unsupported_media_type', {
+          message:
+            'Send the job as application/json, or as multipart/form-data with file parts for large media.',
+        }),
+      );
+      return;
+    }
+    json(req, res, next);
+  };
+
+  router.post('/animate', prepare, async (req: AnimateRequest, res) => {
+    const media = req.media!;
+    try {
+      const multipart = req.is('multipart/form-data') !== false;
+      const fields: AnimateFields = validate(animateFields(multipart), req.body);
+      const stored: MediaSet = { ...req.stored };
+      for (const field of mediaFields) {
+        const value = fields[field];
+        if (value === undefined) continue;
+        if (stored[field]) {
+          throw new SwitchboardError('invalid_request', {
+            message: `${field}: given both as a file part and as a text field`,
+            param: field,
+          });
+        }
+        stored[field] = await media.fromString(field, value);
+      }
+      checkDrivers(fields, stored);
+      if (!(await animation.isConfigured(fields.backend))) {
+        throw new SwitchboardError('unavailable', {
+          message: `The ${fields.backend} back-end is not configured on this cluster.`,
+        });
+      }
+      const key = res.locals.ctx.key!;
+      const idempotencyKey = req.get('idempotency-key');
+      const outcome = await animation.board.submit({
+        jobId: media.jobId,
+        ownerKeyId: key.id,
+        backend: fields.backend,
+        ...jobSpec(fields, stored),
+        activeLimit: tiers[key.tier].animation_jobs,
+        idempotency:
+          idempotencyKey === undefined
+            ? undefined
+            : { key: idempotencyKey, bodyHash: bodyHash(fields, stored) },
+      });
+      if (outcome.kind === 'duplicate') await media.discard();
+      const job = outcome.job;
+      res.status(202);
+      res.setHeader('Location', `/animate/${job.job_id}`);
+      res.json({ job_id: job.job_id, status: job.status, status_url: `/animate/${job.job_id}` });
+    } catch (error) {
+      await media.discard();
+      throw error;
+    }
+  });
+
+  router.get('/animate', async (req, res) => {
+    const query = validate(listQuery, req.query);
+    const page = await animation.board.list(res.locals.ctx.key!.id, query);
+    res.json({ data: page.data.map(jobView), has_more: page.has_more });
+  });
+
   router.get('/animate/:jobId', async (req, res) => {
-    res.json(jobView(await animation.get(checkedJobId(req.params.jobId), callContext(res))));
+    res.json(jobView(await animation.board.get(res.locals.ctx.key!.id, String(req.params.jobId))));
   });
 
   router.delete('/animate/:jobId', async (req, res) => {
-    res.json(jobView(await animation.cancel(checkedJobId(req.params.jobId), callContext(res))));
+    res.json(jobView(await animation.board.cancel(res.locals.ctx.key!.id, String(req.params.jobId))));
   });
 
   return router;

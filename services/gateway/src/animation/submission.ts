@@ -1,0 +1,74 @@
+// From validated fields and stored media to a job on the board: the back-end's drivers, the
+// parameters the worker gets (a seed drawn when none is given, so every attempt renders the
+// same video), and the hash of the request that Idempotency-Key compares.
+import { createHash, randomInt } from 'node:crypto';
+import { SwitchboardError } from '@switchboard/errors';
+import type { JobInputs, JobParams } from '@switchboard/jobs';
+import type { StoredMedia } from './job-media.js';
+import type { AnimateFields, MediaField } from './request.js';
+
+export type MediaSet = Partial<Record<MediaField, StoredMedia>>;
+
+const missing = (param: string, message: string) =>
+  new SwitchboardError('invalid_request', { message: `${param}: ${message}`, param });
+
+/** What each back-end needs besides the image (API.md §5); a field that does not apply is ignored. */
+export function checkDrivers(fields: AnimateFields, media: MediaSet): void {
+  if (!media.image) throw missing('image', 'is required');
+  if (fields.backend === 'portrait') {
+    if (!media.driving_video && !media.audio) {
+      throw missing('driving_video', 'the portrait back-end needs a driving_video or an audio');
+    }
+    if (media.driving_video && media.audio) {
+      throw missing('audio', 'give the portrait back-end a driving_video or an audio, not both');
+    }
+  }
+  if (fields.backend === 'avatar' && !media.audio && fields.text === undefined) {
+    throw missing('audio', 'the avatar back-end needs an audio or a text');
+  }
+}
+
+/** The media and parameters of the chosen back-end only. */
+export function jobSpec(fields: AnimateFields, media: MediaSet): { params: JobParams; inputs: JobInputs } {
+  const diffusion = fields.backend === 'video-diffusion';
+  const avatar = fields.backend === 'avatar';
+  const params: JobParams = {
+    fps: fields.fps,
+    duration_s: fields.duration_s,
+    seed: fields.seed ?? randomInt(0, 2 ** 31),
+    motion_bucket_id: fields.motion_bucket_id,
+    noise_aug_strength: fields.noise_aug_strength,
+    ...(diffusion ? { width: fields.width, height: fields.height } : {}),
+    ...(avatar && !media.audio ? { text: fields.text, voice: fields.voice } : {}),
+  };
+  const inputs: JobInputs = {
+    image: media.image!.key,
+    ...(fields.backend === 'portrait' && media.driving_video
+      ? { driving_video: media.driving_video.key }
+      : {}),
+    ...(!diffusion && media.audio ? { audio: media.audio.key } : {}),
+  };
+  return { params, inputs };
+}
+
+/**
+ * The request as Idempotency-Key sees it: the fields given (not defaults drawn here) and each
+ * medium's content hash or reference — so the same request sent as JSON or as a form, or with
+ * fields in another order, is the same request.
+ */
+export function bodyHash(fields: AnimateFields, media: MediaSet): string {
+  const canonical = {
+    ...Object.fromEntries(
+      Object.entries(fields)
+        .filter(([name, value]) => value !== undefined && !['image', 'driving_video', 'audio'].includes(name))
+        .sort(([a], [b]) => a.localeCompare(b)),
+    ),
+    media: Object.fromEntries(
+      Object.entries(media)
+        .filter(([, value]) => value !== undefined)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([name, value]) => [name, value.identity]),
+    ),
+  };
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+}
