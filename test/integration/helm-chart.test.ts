@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
+import { backendNames, jobNames } from '@switchboard/jobs';
 import {
   dockerEnv,
   dockerExposed,
@@ -20,6 +21,7 @@ import {
   egressAllowsAddress,
   envNames,
   getPath,
+  grpcWorkers,
   k8sProblems,
   memoryBytes,
   modelWorkers,
@@ -77,6 +79,14 @@ const edge = {
   },
 };
 const valuesDir = join(repoRoot, 'deploy', 'helm', 'values');
+/** The animation worker with every back-end configured: the avatar vendor's key from a Secret. */
+const animationAllBackends = {
+  animation: {
+    enabled: true,
+    backends: ['video-diffusion', 'portrait', 'avatar'],
+    avatar: { existingSecret: 'sb-avatar', existingSecretKey: 'did-api-key' },
+  },
+};
 
 interface Case {
   options: RenderOptions;
@@ -95,7 +105,7 @@ const matrix: Record<string, Case> = {
     keda: false,
     networkPolicies: true,
   },
-  'GPU on (llm, whisper, diffusion)': {
+  'GPU on (llm, whisper, diffusion, animation)': {
     options: { values: [allWorkers, gpuOn] },
     workers: workerNames,
     gpu: modelWorkers,
@@ -181,6 +191,19 @@ const matrix: Record<string, Case> = {
     keda: false,
     networkPolicies: true,
   },
+  'animation: every back-end, the avatar Secret, GPU, KEDA from zero': {
+    options: {
+      values: [
+        animationAllBackends,
+        { animation: { gpu: { enabled: true, count: 1 } } },
+        { keda: { enabled: true }, networkPolicies: { clusterCIDRs } },
+      ],
+    },
+    workers: ['animation'],
+    gpu: ['animation'],
+    keda: true,
+    networkPolicies: true,
+  },
   'everything on': {
     options: {
       values: [
@@ -188,7 +211,12 @@ const matrix: Record<string, Case> = {
         gpuOn,
         externalInfra,
         edge,
-        { keda: { enabled: true }, networkPolicies: { enabled: true, clusterCIDRs } },
+        animationAllBackends,
+        {
+          // The NATS URL is in a Secret: KEDA's JetStream triggers need the monitor named.
+          keda: { enabled: true, nats: { monitoringEndpoint: 'nats.messaging.example.net:8222' } },
+          networkPolicies: { enabled: true, clusterCIDRs },
+        },
       ],
     },
     workers: workerNames,
@@ -230,6 +258,7 @@ function containerEnvironment(container: Container): Record<string, string> {
     REDIS_URL: 'redis://from-a-secret:6379',
     S3_ACCESS_KEY: 'stand-in-access-key',
     S3_SECRET_KEY: 'stand-in-secret-key',
+    AVATAR_API_KEY: 'stand-in-avatar-api-key',
   } as Record<string, string>;
   const env: Record<string, string> = {};
   for (const entry of container.env ?? []) {
@@ -387,7 +416,7 @@ for (const [name, expected] of Object.entries(matrix)) {
       else if (missing.length > 0) t.diagnostic(`not checked, no service yet: ${missing.join(', ')}`);
     });
 
-    test('workers: native gRPC readiness and liveness probes on 50051, startupProbe for model workers, preStop drain', () => {
+    test('workers: native gRPC readiness and liveness probes on 50051, startupProbe for model workers, preStop drain for the workers the gateway calls', () => {
       const objects = render(name);
       for (const worker of expected.workers) {
         const d = deploymentOf(objects, worker)!;
@@ -398,7 +427,11 @@ for (const [name, expected] of Object.entries(matrix)) {
           c.ports?.find((p) => p.name === 'grpc'),
           { name: 'grpc', containerPort: 50051, protocol: 'TCP' },
         );
-        assert.ok(c.lifecycle?.preStop?.exec?.command[0] === 'sleep', `${worker} preStop drain`);
+        // A drain only where callers must let go of the pod first; the animation worker has none
+        // (it pulls its jobs, and stops pulling on SIGTERM).
+        if (grpcWorkers.includes(worker))
+          assert.ok(c.lifecycle?.preStop?.exec?.command[0] === 'sleep', `${worker} preStop drain`);
+        else assert.equal(c.lifecycle?.preStop, undefined, `${worker}: nothing to drain`);
         if (modelWorkers.includes(worker)) {
           assert.equal(c.startupProbe?.grpc?.port, 50051, `${worker} startupProbe`);
           const budget = (c.startupProbe.periodSeconds ?? 10) * (c.startupProbe.failureThreshold ?? 3);
@@ -414,7 +447,7 @@ for (const [name, expected] of Object.entries(matrix)) {
       }
     });
 
-    test('the drain fits the grace period: preStop sleep, then SHUTDOWN_GRACE_MS for in-flight calls (services that exist)', async () => {
+    test('the drain fits the grace period: preStop sleep (if any), then SHUTDOWN_GRACE_MS for in-flight work (services that exist)', async () => {
       for (const d of ofKind<DeploymentObject>(render(name), 'Deployment')) {
         const component = componentOf(d)!;
         const config = await serviceConfig(component);
@@ -422,11 +455,12 @@ for (const [name, expected] of Object.entries(matrix)) {
         const c = mainContainer(d);
         const { shutdownGraceMs } = config.load(containerEnvironment(c)) as { shutdownGraceMs: number };
         const preStop = c.lifecycle?.preStop?.exec?.command;
-        assert.equal(preStop?.[0], 'sleep', `${component}: preStop sleeps`);
+        if (preStop) assert.equal(preStop[0], 'sleep', `${component}: preStop sleeps`);
+        const sleep = Number(preStop?.[1] ?? 0);
         const grace = d.spec.template.spec.terminationGracePeriodSeconds ?? 30;
         assert.ok(
-          Number(preStop[1]) + shutdownGraceMs / 1000 <= grace,
-          `${component}: ${preStop[1]} s preStop + ${shutdownGraceMs / 1000} s SHUTDOWN_GRACE_MS exceed terminationGracePeriodSeconds ${grace}`,
+          sleep + shutdownGraceMs / 1000 <= grace,
+          `${component}: ${sleep} s preStop + ${shutdownGraceMs / 1000} s SHUTDOWN_GRACE_MS exceed terminationGracePeriodSeconds ${grace}`,
         );
       }
     });
@@ -578,7 +612,7 @@ describe('chart: network policies', () => {
     }
   });
 
-  test('no other component has internet egress', () => {
+  test('no other component has internet egress (animation without the avatar back-end included)', () => {
     for (const component of ['gateway', 'llm', 'whisper', 'diffusion', 'animation']) {
       const applying = policiesFor(objects(), labelsOf(component));
       assert.ok(!egressAllowsAddress(applying, '93.184.216.34'), `${component} reaches the internet`);
@@ -589,10 +623,19 @@ describe('chart: network policies', () => {
     }
   });
 
-  test('workers accept connections only from the gateway; the gateway from anywhere', () => {
+  test('workers accept connections only from the gateway (animation: from no one); the gateway from anywhere', () => {
     for (const worker of workerNames) {
       const ingress = policiesFor(objects(), labelsOf(worker)).flatMap((p) => p.spec.ingress ?? []);
+      assert.ok(
+        ingress.every((rule) => rule.from && rule.from.length > 0),
+        `${worker}: every ingress rule names its peers`,
+      );
       const grpcRules = ingress.filter((rule) => JSON.stringify(rule.ports).includes('"grpc"'));
+      if (!grpcWorkers.includes(worker)) {
+        // The gateway never calls it; the kubelet's probes come from the node.
+        assert.deepEqual(grpcRules, [], `${worker}: no rule opens its gRPC port`);
+        continue;
+      }
       assert.equal(grpcRules.length, 1);
       assert.deepEqual(grpcRules[0]!.from, [
         {
@@ -604,10 +647,6 @@ describe('chart: network policies', () => {
           },
         },
       ]);
-      assert.ok(
-        ingress.every((rule) => rule.from && rule.from.length > 0),
-        `${worker}: every ingress rule names its peers`,
-      );
     }
     const gatewayIngress = policiesFor(objects(), labelsOf('gateway')).flatMap((p) => p.spec.ingress ?? []);
     assert.ok(
@@ -626,11 +665,12 @@ describe('chart: network policies by default (workers trust only the gateway)', 
   const devtools = { name: 'devtools', number: 9223 };
   const metrics = { name: 'metrics', number: 9464 };
 
-  test('the gateway reaches every worker over gRPC, and the browser relay; no other pod does', () => {
+  test('the gateway reaches every worker it calls over gRPC, and the browser relay; no other pod does', () => {
     for (const worker of workerNames) {
-      assert.ok(
+      assert.equal(
         connectionAllowed(objects(), labelsOf('gateway'), labelsOf(worker), grpc),
-        `gateway -> ${worker}`,
+        grpcWorkers.includes(worker),
+        `gateway -> ${worker} (animation takes jobs from JetStream: not called)`,
       );
       assert.ok(
         !connectionAllowed(objects(), rogue, labelsOf(worker), grpc),
@@ -1018,7 +1058,7 @@ describe('chart: worker images', () => {
 
   test("each image exposes its worker's own default gRPC port and every other port the chart declares", async () => {
     const imaged = [...new Set(images.map((i) => i.worker))];
-    for (const worker of ['llm', 'whisper', 'diffusion', 'browser'])
+    for (const worker of ['llm', 'whisper', 'diffusion', 'animation', 'browser'])
       assert.ok(imaged.includes(worker as WorkerName), worker);
     const objects = render('every worker enabled');
     for (const { worker, path, lines } of images) {
@@ -1202,6 +1242,333 @@ describe('chart: diffusion worker', () => {
   });
 });
 
+describe('chart: animation worker', () => {
+  const everyBackend = 'animation: every back-end, the avatar Secret, GPU, KEDA from zero';
+  const withAnimation = Object.entries(matrix)
+    .filter(([, c]) => c.workers.includes('animation'))
+    .map(([name]) => name);
+  const withAvatar = [everyBackend, 'everything on'];
+  const animationOf = (objects: K8sObject[]) => mainContainer(deploymentOf(objects, 'animation')!);
+  const envEntry = (c: Container, name: string) => c.env?.find((e) => e.name === name);
+  interface ScaledObjectSpec {
+    minReplicaCount: number;
+    maxReplicaCount: number;
+    triggers: { type: string; name?: string; metadata: Record<string, string> }[];
+  }
+  const scaledObjectOf = (objects: K8sObject[]) =>
+    ofKind(objects, 'ScaledObject').find((s) => componentOf(s) === 'animation')!.spec as ScaledObjectSpec;
+  const grpc = { name: 'grpc', number: 50051 };
+  const rogue = { app: 'rogue', 'app.kubernetes.io/name': 'something-else' };
+
+  test('the gpu profile gives it a GPU on GPU nodes, ONNX Runtime on CUDA and the models; the CPU build none', () => {
+    for (const name of ['skaffold: dev + gpu values, every worker', everyBackend, 'everything on']) {
+      const d = deploymentOf(render(name), 'animation')!;
+      const c = mainContainer(d);
+      assert.equal(c.resources?.limits?.['nvidia.com/gpu'], 1, name);
+      assert.ok(
+        d.spec.template.spec.tolerations?.some(
+          (t) => t.key === 'nvidia.com/gpu' && t.operator === 'Exists' && t.effect === 'NoSchedule',
+        ),
+        `${name}: tolerates the GPU nodes' taint`,
+      );
+      assert.equal(envEntry(c, 'ORT_EXECUTION_PROVIDERS')?.value, 'cuda,cpu', name);
+      assert.equal(envEntry(c, 'MODEL_DIR')?.value, '/models', name);
+      // No surge pod on rollouts: a spare GPU is rarely free.
+      const strategy = (d.spec as { strategy?: { rollingUpdate?: object } }).strategy;
+      assert.deepEqual(strategy?.rollingUpdate, { maxSurge: 0, maxUnavailable: 1 }, name);
+    }
+    const skaffoldGpu = deploymentOf(render('skaffold: dev + gpu values, every worker'), 'animation')!;
+    assert.deepEqual(skaffoldGpu.spec.template.spec.nodeSelector, { 'nvidia.com/gpu.present': 'true' });
+    const cpu = animationOf(render('every worker enabled'));
+    assert.equal(cpu.resources?.limits?.['nvidia.com/gpu'], undefined);
+    assert.equal(envEntry(cpu, 'ORT_EXECUTION_PROVIDERS')?.value, 'cpu');
+  });
+
+  test('ANIMATION_BACKENDS is backends; AVATAR_API_KEY comes from the Secret, and only once the avatar back-end has one', () => {
+    assert.ok(withAnimation.length >= 10);
+    for (const name of withAnimation) {
+      const c = animationOf(render(name));
+      assert.equal(envEntry(c, 'ANIMATION_BACKENDS')?.value, 'video-diffusion,portrait,avatar', name);
+      if (!withAvatar.includes(name)) {
+        // Served but unconfigured: the worker says so, and the gateway refuses avatar jobs (503).
+        assert.deepEqual(
+          envNames(c).filter((n) => n.startsWith('AVATAR_')),
+          [],
+          `${name}: no avatar settings without the vendor's Secret`,
+        );
+        continue;
+      }
+      assert.equal(envEntry(c, 'AVATAR_BASE_URL')?.value, 'https://api.d-id.com', name);
+      assert.deepEqual(
+        envEntry(c, 'AVATAR_API_KEY'),
+        { name: 'AVATAR_API_KEY', valueFrom: { secretKeyRef: { name: 'sb-avatar', key: 'did-api-key' } } },
+        `${name}: from the operator's Secret, never a value`,
+      );
+    }
+    assert.ok(
+      !ofKind(render(everyBackend), 'Secret').some((s) => s.metadata.name === 'sb-avatar'),
+      'the chart creates no avatar Secret',
+    );
+  });
+
+  test('a CPU deployment for the avatar back-end alone: its variables, no models, its consumer only', () => {
+    const objects = helmTemplate({
+      values: [
+        animationAllBackends,
+        { animation: { backends: ['avatar'], usesModels: false, autoscaling: { minReplicas: 1 } } },
+        { keda: { enabled: true } },
+      ],
+    });
+    const c = animationOf(objects);
+    assert.equal(envEntry(c, 'ANIMATION_BACKENDS')?.value, 'avatar');
+    assert.ok(envEntry(c, 'AVATAR_API_KEY')?.valueFrom?.secretKeyRef);
+    assert.equal(envEntry(c, 'MODEL_DIR'), undefined);
+    assert.equal(c.resources?.limits?.['nvidia.com/gpu'], undefined);
+    const scaled = scaledObjectOf(objects);
+    assert.equal(scaled.minReplicaCount, 1, 'minReplicas as asked');
+    assert.deepEqual(
+      scaled.triggers.map((t) => t.metadata.consumer),
+      ['animation-avatar'],
+    );
+  });
+
+  test('deploy/helm/values/animation-avatar.yaml: a second release for the avatar back-end on CPU, beside the GPU one', () => {
+    const shared = { clusterAuth: { existingSecret: 'sb-cluster', create: false }, keda: { enabled: true } };
+    const main = helmTemplate({
+      values: [shared, { animation: { enabled: true, backends: ['video-diffusion', 'portrait'] } }, gpuOn],
+    });
+    const avatar = helmTemplate({
+      releaseName: 'switchboard-avatar',
+      valuesFiles: [join(valuesDir, 'animation-avatar.yaml')],
+      values: [shared, { animation: { avatar: { existingSecret: 'sb-avatar' } } }],
+    });
+    assert.deepEqual(ofKind(avatar, 'Deployment').map(componentOf), ['animation'], 'the worker alone');
+    assert.deepEqual(ofKind(avatar, 'Secret'), [], 'no Secret of its own');
+    const objects = [...main, ...avatar];
+    assert.deepEqual(objects.flatMap(k8sProblems), []);
+    const ids = objects.map((o) => `${o.kind}/${o.metadata.name}`);
+    assert.equal(new Set(ids).size, ids.length, 'no name taken twice');
+    // Between them, KEDA watches each back-end's consumer once.
+    const consumers = ofKind(objects, 'ScaledObject')
+      .filter((s) => componentOf(s) === 'animation')
+      .flatMap((s) => (s.spec as ScaledObjectSpec).triggers.map((t) => t.metadata.consumer));
+    assert.deepEqual(consumers.sort(), backendNames.map((b) => jobNames().consumer(b)).sort());
+
+    const gpuPods = deploymentOf(main, 'animation')!;
+    const cpuPods = deploymentOf(avatar, 'animation')!;
+    const cpu = mainContainer(cpuPods);
+    assert.equal(envEntry(cpu, 'ANIMATION_BACKENDS')?.value, 'avatar');
+    assert.ok(envEntry(cpu, 'AVATAR_API_KEY')?.valueFrom?.secretKeyRef);
+    assert.equal(envEntry(cpu, 'MODEL_DIR'), undefined, 'no models');
+    assert.equal(cpu.resources?.limits?.['nvidia.com/gpu'], undefined, 'no GPU');
+    assert.equal(mainContainer(gpuPods).resources?.limits?.['nvidia.com/gpu'], 1);
+    assert.deepEqual(
+      envEntry(cpu, 'CLUSTER_SECRET')?.valueFrom?.secretKeyRef,
+      envEntry(mainContainer(gpuPods), 'CLUSTER_SECRET')?.valueFrom?.secretKeyRef,
+    );
+    // The vendor egress reaches the avatar pods, not the GPU pods, though both are "animation".
+    const labelsOf = (d: DeploymentObject) => d.spec.template.metadata.labels;
+    assert.ok(egressAllowsAddress(policiesFor(objects, labelsOf(cpuPods)), '93.184.216.34'));
+    assert.ok(!egressAllowsAddress(policiesFor(objects, labelsOf(gpuPods)), '93.184.216.34'));
+  });
+
+  test('the gateway gets no ANIMATION_ADDR: it never calls the worker', () => {
+    for (const name of Object.keys(matrix)) {
+      const gateway = deploymentOf(render(name), 'gateway');
+      if (gateway) assert.ok(!envNames(mainContainer(gateway)).includes('ANIMATION_ADDR'), name);
+    }
+  });
+
+  test('KEDA: one nats-jetstream trigger per back-end served, on its consumer of SWITCHBOARD_ANIMATE, from zero', () => {
+    const objects = render(everyBackend);
+    const scaled = scaledObjectOf(objects);
+    assert.equal(scaled.minReplicaCount, 0, 'scales to zero');
+    assert.equal(deploymentOf(objects, 'animation')!.spec.replicas, undefined, 'replicas left to KEDA');
+    assert.deepEqual(
+      scaled.triggers.map((t) => [t.type, t.name, t.metadata.stream, t.metadata.consumer]),
+      [
+        ['nats-jetstream', 'video-diffusion', 'SWITCHBOARD_ANIMATE', 'animation-video-diffusion'],
+        ['nats-jetstream', 'portrait', 'SWITCHBOARD_ANIMATE', 'animation-portrait'],
+        ['nats-jetstream', 'avatar', 'SWITCHBOARD_ANIMATE', 'animation-avatar'],
+      ],
+    );
+    for (const t of scaled.triggers) {
+      assert.equal(t.metadata.natsServerMonitoringEndpoint, 'nats.switchboard.svc:8222');
+      assert.equal(t.metadata.account, '$G');
+      assert.equal(t.metadata.activationLagThreshold, '0', 'one pending job wakes the worker');
+      assert.equal(t.metadata.useHttps, 'false');
+    }
+    assert.deepEqual(
+      scaledObjectOf(render('KEDA on')).triggers.map((t) => t.metadata.consumer),
+      ['animation-video-diffusion', 'animation-portrait', 'animation-avatar'],
+    );
+    // A deployment that leaves a back-end to another release does not wake for its jobs.
+    const gpuOnly = helmTemplate({
+      values: [
+        { animation: { enabled: true, backends: ['video-diffusion', 'portrait'] }, keda: { enabled: true } },
+      ],
+    });
+    assert.deepEqual(
+      scaledObjectOf(gpuOnly).triggers.map((t) => t.metadata.consumer),
+      ['animation-video-diffusion', 'animation-portrait'],
+    );
+  });
+
+  test("the stream, the consumers and the back-ends are the job system's own (libs/jobs)", () => {
+    const values = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8')) as unknown;
+    const schema = JSON.parse(readFileSync(join(chartDir, 'values.schema.json'), 'utf8')) as unknown;
+    const names = jobNames();
+    assert.equal(getPath(values, 'animation.autoscaling.trigger.stream'), names.stream);
+    assert.deepEqual(
+      getPath(values, 'animation.autoscaling.trigger.consumers'),
+      Object.fromEntries(backendNames.map((b) => [b, names.consumer(b)])),
+    );
+    assert.deepEqual(getPath(values, 'animation.backends'), [...backendNames], 'every back-end by default');
+    assert.deepEqual(getPath(schema, 'definitions.worker.properties.backends.items.enum'), [...backendNames]);
+  });
+
+  test('KEDA counts running jobs as lag: a pod is given at least as many as it runs at once', () => {
+    for (const name of withAnimation.filter((n) => matrix[n]!.keda)) {
+      const objects = render(name);
+      const concurrency = Number(envEntry(animationOf(objects), 'ANIMATION_CONCURRENCY')?.value ?? '1');
+      for (const t of scaledObjectOf(objects).triggers) {
+        assert.ok(
+          Number(t.metadata.lagThreshold) >= concurrency,
+          `${name}: lagThreshold ${t.metadata.lagThreshold} below ANIMATION_CONCURRENCY ${concurrency}`,
+        );
+      }
+    }
+  });
+
+  test('the NATS monitor KEDA reads: from nats.url, or keda.nats.monitoringEndpoint; required with the URL in a Secret', () => {
+    const endpoints = (values: object[], namespace?: string) =>
+      scaledObjectOf(
+        helmTemplate({
+          values: [{ animation: { enabled: true }, keda: { enabled: true } }, ...values],
+          namespace,
+        }),
+      ).triggers.map((t) => [t.metadata.natsServerMonitoringEndpoint, t.metadata.useHttps]);
+    // One trigger per back-end, all on the same monitor.
+    const each = (endpoint: string, https = 'false') => backendNames.map(() => [endpoint, https]);
+    assert.deepEqual(
+      endpoints([], 'jobs'),
+      each('nats.jobs.svc:8222'),
+      'a bare name, in the release namespace',
+    );
+    assert.deepEqual(
+      endpoints([{ nats: { url: 'nats://user:pw@nats.messaging.svc.cluster.local:4222' } }]),
+      each('nats.messaging.svc.cluster.local:8222'),
+    );
+    assert.deepEqual(
+      endpoints([{ keda: { nats: { monitoringEndpoint: 'nats-monitor.example.net:443', useHttps: true } } }]),
+      each('nats-monitor.example.net:443', 'true'),
+    );
+    assert.match(
+      helmTemplateFailure({
+        values: [
+          { animation: { enabled: true }, keda: { enabled: true }, nats: { existingSecret: 'sb-nats' } },
+        ],
+      }),
+      /keda\.nats\.monitoringEndpoint/,
+    );
+  });
+
+  test('the running job gets SHUTDOWN_GRACE_MS within terminationGracePeriodSeconds; no preStop sleep', () => {
+    for (const name of withAnimation) {
+      const d = deploymentOf(render(name), 'animation')!;
+      const c = mainContainer(d);
+      assert.equal(c.lifecycle, undefined, `${name}: nothing to drain`);
+      const graceMs = Number(envEntry(c, 'SHUTDOWN_GRACE_MS')?.value);
+      assert.ok(graceMs > 0, name);
+      assert.ok(graceMs / 1000 < (d.spec.template.spec.terminationGracePeriodSeconds ?? 30), name);
+    }
+  });
+
+  test('NetworkPolicies: no pod reaches its gRPC port; egress to DNS and the infrastructure, and HTTPS out only with the avatar vendor configured', () => {
+    const infraPorts = [53, 4222, 6379, 9000];
+    for (const name of ['every worker enabled', 'network policies on', ...withAvatar]) {
+      const objects = render(name);
+      const labelsOf = (component: string) => deploymentOf(objects, component)!.spec.template.metadata.labels;
+      const animation = labelsOf('animation');
+      assert.ok(
+        !connectionAllowed(objects, labelsOf('gateway'), animation, grpc),
+        `${name}: gateway -> gRPC`,
+      );
+      assert.ok(!connectionAllowed(objects, rogue, animation, grpc), `${name}: another pod -> gRPC`);
+      const policies = policiesFor(objects, animation);
+      const egress = policies.flatMap((p) => p.spec.egress ?? []);
+      for (const rule of egress.filter((r) => !(r.to ?? []).some((peer) => peer.ipBlock))) {
+        const ports = (rule.ports ?? []).map((p) => p.port as number);
+        assert.ok(ports.length > 0 && ports.every((p) => infraPorts.includes(p)), JSON.stringify(rule));
+      }
+      for (const component of ['gateway', ...workerNames].filter((c) => deploymentOf(objects, c))) {
+        for (const port of [grpc, { name: 'http', number: 8080 }, { name: 'metrics', number: 9464 }]) {
+          assert.ok(
+            !connectionAllowed(objects, animation, labelsOf(component), port),
+            `${name}: animation -> ${component} ${port.name}`,
+          );
+        }
+      }
+      const internet = egress.filter((r) => (r.to ?? []).some((peer) => peer.ipBlock));
+      if (!withAvatar.includes(name)) {
+        assert.deepEqual(internet, [], `${name}: no internet egress without the avatar vendor's Secret`);
+        assert.ok(!egressAllowsAddress(policies, '93.184.216.34'), name);
+        continue;
+      }
+      assert.equal(internet.length, 1, name);
+      assert.deepEqual(internet[0]!.ports, [{ port: 443, protocol: 'TCP' }], `${name}: HTTPS only`);
+      assert.ok(egressAllowsAddress(policies, '93.184.216.34'), `${name}: the vendor's public address`);
+      for (const ip of [
+        '10.1.2.3',
+        '172.20.0.1',
+        '192.168.1.1',
+        '169.254.169.254',
+        '100.64.0.1',
+        '198.19.0.1',
+      ])
+        assert.ok(!egressAllowsAddress(policies, ip), `${name}: animation must not reach ${ip}`);
+    }
+  });
+
+  test('animation.avatar.egressTo narrows the avatar egress to the peers given', () => {
+    const objects = helmTemplate({
+      values: [
+        animationAllBackends,
+        { animation: { avatar: { egressTo: [{ ipBlock: { cidr: '198.51.100.0/24' } }] } } },
+      ],
+    });
+    const policies = policiesFor(objects, deploymentOf(objects, 'animation')!.spec.template.metadata.labels);
+    assert.ok(egressAllowsAddress(policies, '198.51.100.7'));
+    assert.ok(!egressAllowsAddress(policies, '93.184.216.34'));
+  });
+
+  test('NOTES.txt: jobs from JetStream, its back-ends and GPU, scaling from zero, the avatar egress', () => {
+    const notes = helmNotes({
+      values: [animationAllBackends, { animation: { gpu: { enabled: true } }, keda: { enabled: true } }],
+    });
+    assert.match(
+      notes,
+      /animation: jobs from JetStream stream SWITCHBOARD_ANIMATE, back-ends video-diffusion, portrait, avatar, 1 x nvidia\.com\/gpu per pod/,
+    );
+    assert.match(
+      notes,
+      /animation scales from zero: KEDA reads the consumers' lag from the NATS monitor at nats\.switchboard\.svc:8222/,
+    );
+    assert.match(notes, /Animation pods \(avatar back-end\) reach the public internet on 443 only/);
+    assert.doesNotMatch(notes, /avatar back-end is not configured/);
+    const plain = helmNotes({ values: [{ animation: { enabled: true } }] });
+    assert.match(
+      plain,
+      /animation: jobs from JetStream stream SWITCHBOARD_ANIMATE, back-ends video-diffusion, portrait, avatar\n/,
+    );
+    assert.match(
+      plain,
+      /The avatar back-end is not configured \(animation\.avatar\.existingSecret is empty\)/,
+    );
+    assert.doesNotMatch(plain, /scales from zero|Animation pods \(avatar back-end\)/);
+  });
+});
+
 describe('chart: KEDA triggers', () => {
   test('JetStream for animation, Prometheus queue depth for llm/whisper/diffusion, sessions for browser', () => {
     const scaled = ofKind(render('KEDA on'), 'ScaledObject');
@@ -1215,7 +1582,7 @@ describe('chart: KEDA triggers', () => {
     assert.equal(animation.type, 'nats-jetstream');
     assert.equal(animation.metadata.natsServerMonitoringEndpoint, 'nats.switchboard.svc:8222');
     assert.ok(animation.metadata.stream && animation.metadata.consumer);
-    for (const worker of modelWorkers) {
+    for (const worker of ['llm', 'whisper', 'diffusion']) {
       assert.equal(triggerOf(worker).type, 'prometheus');
       assert.match(triggerOf(worker).metadata.query!, new RegExp(`queue_depth.*${worker}`));
     }
@@ -1467,6 +1834,40 @@ describe('chart: values.schema.json rejects bad values', () => {
       'a model sync without a pinned client image',
       { values: [{ llm: { enabled: true }, models: { sync: { enabled: true } } }] },
       /models\.sync\.image\.tag/,
+    ],
+    [
+      'a literal avatar API key in env',
+      { values: [{ animation: { enabled: true, env: { AVATAR_API_KEY: 'k' } } }] },
+      /animation\.env\.AVATAR_API_KEY/,
+    ],
+    [
+      'ANIMATION_BACKENDS in env (backends drives the triggers and egress too)',
+      { values: [{ animation: { enabled: true, env: { ANIMATION_BACKENDS: 'avatar' } } }] },
+      /animation\.env\.ANIMATION_BACKENDS/,
+    ],
+    ['an unknown animation back-end', { values: [{ animation: { backends: ['lipsync'] } }] }, /backends/],
+    ['no animation back-end', { values: [{ animation: { backends: [] } }] }, /backends/],
+    ['back-ends on another worker', { values: [{ llm: { backends: ['avatar'] } }] }, /\/llm\/backends/],
+    [
+      'an avatar vendor URL without TLS',
+      { values: [{ animation: { avatar: { baseUrl: 'http://api.d-id.com' } } }] },
+      /baseUrl/,
+    ],
+    [
+      'a back-end without a consumer to scale on',
+      {
+        values: [
+          { animation: { enabled: true, autoscaling: { trigger: { consumers: { portrait: null } } } } },
+        ],
+      },
+      /no consumer for the portrait back-end/,
+    ],
+    [
+      'a single consumer (the trigger names one per back-end)',
+      {
+        values: [{ animation: { autoscaling: { trigger: { consumer: 'animation', consumers: null } } } }],
+      },
+      /trigger/,
     ],
   ];
   for (const [what, options, message] of rejected) {

@@ -13,7 +13,13 @@ import { repoRoot, type K8sObject } from './helm.js';
 
 export const workerNames = ['llm', 'whisper', 'diffusion', 'animation', 'browser'] as const;
 export type WorkerName = (typeof workerNames)[number];
-export const modelWorkers: readonly WorkerName[] = ['llm', 'whisper', 'diffusion'];
+/** Workers with `usesModels`: MODEL_DIR, the models volume, ONNX Runtime (CUDA with `gpu`). */
+export const modelWorkers: readonly WorkerName[] = ['llm', 'whisper', 'diffusion', 'animation'];
+/**
+ * Workers the gateway calls over gRPC (`<WORKER>_ADDR`). The animation worker takes its jobs from
+ * the JetStream work queue; its gRPC port serves only the kubelet's health probes.
+ */
+export const grpcWorkers: readonly WorkerName[] = ['llm', 'whisper', 'diffusion', 'browser'];
 
 interface Validatable {
   validate(): void;

@@ -8,6 +8,15 @@ per service. Component-scoped templates take a dict: (dict "root" $ "component" 
 llm whisper diffusion animation browser
 {{- end }}
 
+{{/*
+The workers the gateway calls over gRPC (<WORKER>_ADDR, gateway -> worker NetworkPolicies). The
+animation worker is not among them: it takes its jobs from the JetStream work queue, and its gRPC
+port serves only grpc.health.v1 to the kubelet's probes.
+*/}}
+{{- define "switchboard.grpcWorkers" -}}
+llm whisper diffusion browser
+{{- end }}
+
 {{/* Workers whose values block has enabled: true, space-separated. */}}
 {{- define "switchboard.enabledWorkers" -}}
 {{- $enabled := list -}}
@@ -207,10 +216,70 @@ resources:
   {{- end }}
 {{- end }}
 
-{{/* The drain before SIGTERM: endpoints and clients drop the pod while it still serves. */}}
+{{/*
+The drain before SIGTERM: endpoints and clients drop the pod while it still serves. None with
+preStopSleepSeconds 0 (the animation worker: no Service routes callers to it, so there is nothing to
+drain; it stops pulling jobs on SIGTERM).
+*/}}
 {{- define "switchboard.preStop" -}}
+{{- if .values.preStopSleepSeconds -}}
 lifecycle:
   preStop:
     exec:
       command: ["sleep", "{{ .values.preStopSleepSeconds }}"]
+{{- end }}
+{{- end }}
+
+{{/*
+NetworkPolicy peers for the public internet: every IPv4 and IPv6 address but the private, shared
+(CGNAT) and link-local (cloud metadata) ranges, this cluster's own (networkPolicies.clusterCIDRs)
+and `except`: (dict "root" $ "except" (list "203.0.113.0/24")).
+*/}}
+{{- define "switchboard.publicInternetPeers" -}}
+{{- $v4except := list "10.0.0.0/8" "172.16.0.0/12" "192.168.0.0/16" "169.254.0.0/16" "100.64.0.0/10" -}}
+{{- $v6except := list "fc00::/7" "fe80::/10" -}}
+{{- range (concat .root.Values.networkPolicies.clusterCIDRs (.except | default list)) -}}
+{{- if contains ":" . }}{{ $v6except = append $v6except . }}{{ else }}{{ $v4except = append $v4except . }}{{ end -}}
+{{- end -}}
+- ipBlock:
+    cidr: 0.0.0.0/0
+    except:
+      {{- toYaml (uniq $v4except) | nindent 6 }}
+- ipBlock:
+    cidr: ::/0
+    except:
+      {{- toYaml (uniq $v6except) | nindent 6 }}
+{{- end }}
+
+{{/*
+"true" when a worker block serves a configured avatar back-end: "avatar" in backends and the vendor
+key in avatar.existingSecret. Only then does it get AVATAR_BASE_URL, AVATAR_API_KEY and HTTPS
+egress; without them the worker reports the back-end unconfigured and the gateway refuses avatar
+jobs (503 unavailable). "" otherwise.
+*/}}
+{{- define "switchboard.avatarConfigured" -}}
+{{- if and (hasKey .values "backends") (has "avatar" .values.backends) .values.avatar.existingSecret -}}true{{- end -}}
+{{- end }}
+
+{{/*
+host:port of the NATS HTTP monitor that KEDA's JetStream scaler reads: keda.nats.monitoringEndpoint,
+else the host of nats.url on port 8222 (a bare service name is qualified with the release namespace,
+since KEDA runs in its own). A NATS URL kept in a Secret cannot be read here: then the endpoint must
+be given.
+*/}}
+{{- define "switchboard.natsMonitoringEndpoint" -}}
+{{- if .Values.keda.nats.monitoringEndpoint -}}
+{{- .Values.keda.nats.monitoringEndpoint -}}
+{{- else if .Values.nats.existingSecret -}}
+{{- fail "keda.nats.monitoringEndpoint: the NATS URL comes from nats.existingSecret, so the chart cannot derive the NATS monitor (host:8222) for KEDA's JetStream trigger; set it" -}}
+{{- else -}}
+{{- $host := (urlParse (first (splitList "," .Values.nats.url) | trim)).hostname -}}
+{{- if contains ":" $host -}}
+{{- printf "[%s]:8222" $host -}}
+{{- else if contains "." $host -}}
+{{- printf "%s:8222" $host -}}
+{{- else -}}
+{{- printf "%s.%s.svc:8222" $host .Release.Namespace -}}
+{{- end -}}
+{{- end -}}
 {{- end }}
