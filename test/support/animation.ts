@@ -121,8 +121,12 @@ export async function waitForJob(
 ): Promise<JobView> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const job = await getJob(gateway, key, jobId);
-    if (done(job)) return job;
+    // 503 while NATS restarts is an answer to wait through, like a client's retry would.
+    const job = await getJob(gateway, key, jobId).catch((error: Error) => {
+      if (/GET job: 503/.test(error.message) && Date.now() < deadline) return null;
+      throw error;
+    });
+    if (job && done(job)) return job;
     if (Date.now() > deadline) throw new Error(`job ${jobId} still ${JSON.stringify(job)}`);
     await sleep(100);
   }

@@ -34,6 +34,20 @@ export type SubmitOutcome =
   | { readonly kind: 'duplicate'; readonly job: JobRecord };
 
 const jobNotFound = () => new SwitchboardError('job_not_found');
+
+/**
+ * NATS failing (restarting, partitioned, JetStream not yet back) is a 503 the caller may retry,
+ * never a 500: the jobs themselves are safe in the stream's file storage.
+ */
+function reaching<T>(work: Promise<T>): Promise<T> {
+  return work.catch((error: unknown) => {
+    if (error instanceof SwitchboardError) throw error;
+    throw new SwitchboardError('unavailable', {
+      message: 'The job store is unreachable; retry shortly.',
+      cause: error,
+    });
+  });
+}
 const WAIT_FOR_DUPLICATE_MS = 10_000;
 
 export class JobBoard {
@@ -65,14 +79,18 @@ export class JobBoard {
 
   /** What the workers last said about each back-end (empty while none has ever started). */
   async catalogue(): Promise<Map<BackendName, BackendDescription>> {
-    return readBackendCatalogue(this.backends);
+    return reaching(readBackendCatalogue(this.backends));
   }
 
   /**
    * Queues a job: idempotency claim, then a place within the tier's limit, then the record, then
    * the queue message. A failure after the claim gives the claim and the place back.
    */
-  async submit(submission: Submission): Promise<SubmitOutcome> {
+  submit(submission: Submission): Promise<SubmitOutcome> {
+    return reaching(this.queue(submission));
+  }
+
+  private async queue(submission: Submission): Promise<SubmitOutcome> {
     const { ownerKeyId, jobId, idempotency } = submission;
     if (idempotency) {
       const outcome = await this.claims.claim(
@@ -151,13 +169,13 @@ export class JobBoard {
   }
 
   async get(ownerKeyId: string, jobId: string): Promise<JobRecord> {
-    const record = await this.records.get(ownerKeyId, jobId);
+    const record = await reaching(this.records.get(ownerKeyId, jobId));
     if (!record) throw jobNotFound();
     return record;
   }
 
   list(ownerKeyId: string | null, options: ListOptions): Promise<JobPage> {
-    return this.records.list(ownerKeyId, options);
+    return reaching(this.records.list(ownerKeyId, options));
   }
 
   /**
@@ -165,7 +183,11 @@ export class JobBoard {
    * record and stops within its next step); a finished job → 409 job_finished. `ownerKeyId` null:
    * the admin, for any owner.
    */
-  async cancel(ownerKeyId: string | null, jobId: string): Promise<JobRecord> {
+  cancel(ownerKeyId: string | null, jobId: string): Promise<JobRecord> {
+    return reaching(this.cancelJob(ownerKeyId, jobId));
+  }
+
+  private async cancelJob(ownerKeyId: string | null, jobId: string): Promise<JobRecord> {
     const owner = ownerKeyId ?? (await this.records.findOwner(jobId));
     if (owner === null) throw jobNotFound();
     let finishedAlready = false;

@@ -4,7 +4,7 @@
 import type { Consumer, JsMsg, KV, NatsConnection, StoredMsg } from 'nats';
 import type { EventPublisher } from '@switchboard/events';
 import { JobAttempt, exhausted, type AttemptDeps } from './attempt.js';
-import { publishBackendDescription, type BackendDescription } from './catalogue.js';
+import { publishBackendDescription, readBackendCatalogue, type BackendDescription } from './catalogue.js';
 import { publishJobEvent } from './events.js';
 import { JobRecords } from './records.js';
 import { isFinished, type JobMessage } from './record.js';
@@ -71,8 +71,17 @@ export class JobTaker {
     return this.deps.records;
   }
 
-  describe(description: BackendDescription): Promise<void> {
-    return publishBackendDescription(this.backendsKv, description);
+  /**
+   * Publishes what this worker's back-end is. A worker that cannot run it (avatar without vendor
+   * settings) does not overwrite another worker's word that it can: in a mixed fleet the
+   * back-end is available as long as some worker serves it.
+   */
+  async describe(description: BackendDescription): Promise<void> {
+    if (!description.configured) {
+      const current = (await readBackendCatalogue(this.backendsKv)).get(description.backend);
+      if (current?.configured) return;
+    }
+    await publishBackendDescription(this.backendsKv, description);
   }
 
   /**
@@ -97,10 +106,15 @@ export class JobTaker {
     // The first message with the subject after the consumer's ack floor is the oldest not taken.
     // nats.js 2.x has `direct` on its manager but not on the interface it returns.
     const { direct } = jsm as unknown as {
-      direct: { getMessage(stream: string, query: { seq: number; next_by_subj: string }): Promise<StoredMsg> };
+      direct: {
+        getMessage(stream: string, query: { seq: number; next_by_subj: string }): Promise<StoredMsg>;
+      };
     };
     const oldest = await direct
-      .getMessage(this.names.stream, { seq: info.delivered.stream_seq + 1, next_by_subj: this.names.subject(backend) })
+      .getMessage(this.names.stream, {
+        seq: info.delivered.stream_seq + 1,
+        next_by_subj: this.names.subject(backend),
+      })
       .catch(() => null);
     const age = oldest ? (Date.now() - oldest.time.getTime()) / 1000 : 0;
     return { depth: info.num_pending, oldestAgeSeconds: Math.max(0, age) };

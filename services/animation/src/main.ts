@@ -77,12 +77,17 @@ async function main(): Promise<void> {
   await describeBackends(taker, backends, logger);
   ready.forEach((outcome, i) => {
     const backend = backends[i]!;
-    if (outcome.status === 'fulfilled') runner.serve(backend);
-    else
+    if (outcome.status === 'rejected') {
       logger.error(
         { err: outcome.reason, backend: backend.name },
         'back-end unavailable; not taking its jobs',
       );
+    } else if (!backend.describe().configured) {
+      // Avatar without vendor settings takes no jobs: a worker that has them may run beside this one.
+      logger.warn({ backend: backend.name }, 'back-end not configured; not taking its jobs');
+    } else {
+      runner.serve(backend);
+    }
   });
   // SERVING only when every back-end it was asked to serve can take jobs.
   if (ready.every((outcome) => outcome.status === 'fulfilled')) server.health.setAll('SERVING');

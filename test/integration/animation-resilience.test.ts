@@ -1,0 +1,231 @@
+// What the job system promises when things break (API.md §5): a worker killed mid-job → the job
+// is redelivered and finishes exactly once; a job that keeps failing → attempts_exhausted; NATS
+// restarted while jobs wait → nothing lost; and the avatar back-end against a fake D-ID Talks API
+// speaking its wire format, through its success and failure modes.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { inputKey } from '@switchboard/jobs';
+import { LocalObjectStore } from '@switchboard/objectstore';
+import { connect, type NatsConnection } from 'nats';
+import { bearer } from '../support/admin.js';
+import {
+  dataUrl,
+  makeFixtures,
+  probeMp4,
+  startAnimationStack,
+  submit,
+  waitForJob,
+  type AnimationStack,
+  type Fixtures,
+} from '../support/animation.js';
+import { startFakeDid, type FakeDid } from '../support/fake-d-id.js';
+
+let s: AnimationStack;
+let fx: Fixtures;
+let vendor: FakeDid;
+let nc: NatsConnection;
+const events: { subject: string; job_id: string }[] = [];
+
+before(async () => {
+  [s, fx, vendor] = await Promise.all([
+    startAnimationStack({
+      workerEnv: { ANIMATION_MAX_ATTEMPTS: '2', ANIMATION_VIDEO_DIFFUSION_STEPS: '25' },
+    }),
+    makeFixtures(),
+    startFakeDid(),
+  ]);
+  nc = await connect({ servers: s.stack.nats.url, maxReconnectAttempts: -1 });
+  const sub = nc.subscribe('switchboard.events.animate.job.>');
+  void (async () => {
+    for await (const msg of sub) {
+      const body = JSON.parse(new TextDecoder().decode(msg.data)) as { job_id: string };
+      events.push({ subject: msg.subject.split('.').pop()!, job_id: body.job_id });
+    }
+  })();
+});
+
+after(async () => {
+  await nc?.close();
+  await s?.stop();
+  await vendor?.close();
+  await fx?.remove();
+});
+
+const image = () => dataUrl('image/png', fx.png);
+const eventsOf = (jobId: string) => events.filter((e) => e.job_id === jobId).map((e) => e.subject);
+
+async function jobIdOf(res: Response): Promise<string> {
+  if (res.status !== 202) throw new Error(`expected 202, got ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { job_id: string }).job_id;
+}
+
+test('kill -9 of a worker mid-job: redelivered to another worker and finished exactly once', async () => {
+  const { key } = await s.key();
+  const first = await s.startWorker();
+  const jobId = await jobIdOf(
+    await submit(s.gateway, key, {
+      backend: 'video-diffusion',
+      image: image(),
+      fps: 60,
+      duration_s: 6,
+      seed: 5,
+    }),
+  );
+  await waitForJob(s.gateway, key, jobId, (j) => j.status === 'running' && j.progress > 0.05);
+  first.child.kill('SIGKILL');
+  const second = await s.startWorker();
+  const done = await waitForJob(s.gateway, key, jobId, undefined, 120_000);
+  assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
+  assert.equal(done.attempts, 2);
+  assert.equal(done.result?.frames, 360);
+  const mp4 = await fetch(`${s.gateway.url}${done.result!.url}`, { headers: bearer(key) });
+  assert.equal((await probeMp4(Buffer.from(await mp4.arrayBuffer()))).frames, 360);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const seen = eventsOf(jobId);
+  assert.deepEqual(
+    seen.filter((e) => e !== 'running'),
+    ['queued', 'succeeded'],
+  );
+  assert.equal(seen.filter((e) => e === 'running').length, 2);
+  await second.stop();
+});
+
+test('a job that keeps failing ends failed with attempts_exhausted naming the last error', async () => {
+  const { key } = await s.key();
+  // No worker runs: the job waits while its stored input disappears under it.
+  const jobId = await jobIdOf(
+    await submit(s.gateway, key, { backend: 'video-diffusion', image: image(), fps: 2, duration_s: 1 }),
+  );
+  await new LocalObjectStore(s.objectsDir).delete(inputKey(jobId, 'image'));
+  const worker = await s.startWorker();
+  const failed = await waitForJob(s.gateway, key, jobId, undefined, 60_000);
+  assert.equal(failed.status, 'failed');
+  assert.equal(failed.error?.code, 'attempts_exhausted');
+  assert.equal(failed.attempts, 2);
+  assert.match(failed.error?.message ?? '', /no longer stored/);
+  assert.doesNotMatch(failed.error?.message ?? '', /\/tmp\//, 'no paths in a public message');
+  assert.deepEqual(
+    eventsOf(jobId).filter((e) => e === 'failed'),
+    ['failed'],
+  );
+  await worker.stop();
+});
+
+test('NATS restarted while jobs wait: nothing is lost, and they finish once a worker comes', async () => {
+  const { key } = await s.key('enterprise');
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    ids.push(
+      await jobIdOf(
+        await submit(s.gateway, key, {
+          backend: 'video-diffusion',
+          image: image(),
+          fps: 2,
+          duration_s: 1,
+          seed: i,
+        }),
+      ),
+    );
+  }
+  await s.stack.nats.restart();
+  const worker = await s.startWorker();
+  for (const id of ids) {
+    const done = await waitForJob(s.gateway, key, id, undefined, 90_000);
+    assert.equal(done.status, 'succeeded', `${id}: ${JSON.stringify(done.error)}`);
+  }
+  await worker.stop();
+});
+
+test('avatar jobs are refused with 503 once the workers say the vendor is not configured', async () => {
+  const worker = await s.startWorker({ ANIMATION_BACKENDS: 'avatar' });
+  const { key } = await s.key();
+  const res = await submit(s.gateway, key, { backend: 'avatar', image: image(), text: 'hi' });
+  assert.equal(res.status, 503);
+  await worker.stop();
+});
+
+test('avatar through the fake D-ID Talks API: audio and text succeed; vendor refusals fail the job clearly', async () => {
+  const worker = await s.startWorker({
+    ANIMATION_BACKENDS: 'avatar',
+    AVATAR_BASE_URL: vendor.url,
+    AVATAR_API_KEY: vendor.apiKey,
+    AVATAR_POLL_INTERVAL_MS: '50',
+    AVATAR_DEADLINE_MS: '8000',
+  });
+  const { key } = await s.key();
+  const spoken = await waitForJob(
+    s.gateway,
+    key,
+    await jobIdOf(
+      await submit(s.gateway, key, {
+        backend: 'avatar',
+        image: image(),
+        audio: dataUrl('audio/wav', fx.wav),
+        fps: 25,
+      }),
+    ),
+  );
+  assert.equal(spoken.status, 'succeeded', JSON.stringify(spoken.error));
+  const probe = await probeMp4(
+    Buffer.from(
+      await (await fetch(`${s.gateway.url}${spoken.result!.url}`, { headers: bearer(key) })).arrayBuffer(),
+    ),
+  );
+  assert.deepEqual(
+    { codec: probe.codec, pixFmt: probe.pixFmt, fps: probe.fps, frames: probe.frames, audio: probe.audio },
+    {
+      codec: 'h264',
+      pixFmt: 'yuv420p',
+      fps: 25,
+      frames: 25,
+      audio: true,
+    },
+  );
+  assert.ok(vendor.requests.some((r) => r.method === 'POST' && r.path === '/talks' && r.auth === 'ok'));
+
+  const texted = await waitForJob(
+    s.gateway,
+    key,
+    await jobIdOf(
+      await submit(s.gateway, key, {
+        backend: 'avatar',
+        image: image(),
+        text: 'Hello there',
+        voice: 'en-US-GuyNeural',
+      }),
+    ),
+  );
+  assert.equal(texted.status, 'succeeded', JSON.stringify(texted.error));
+
+  const outcomes: [Partial<Parameters<FakeDid['set']>[0]>, string][] = [
+    [{ unauthorized: true }, 'upstream_failed'],
+    [{ validationError: true }, 'upstream_failed'],
+    [{ outcome: 'rejected' }, 'upstream_failed'],
+    [{ outcome: 'error' }, 'upstream_failed'],
+    [{ outcome: 'never' }, 'upstream_timeout'],
+  ];
+  for (const [mode, code] of outcomes) {
+    vendor.set({ unauthorized: false, validationError: false, outcome: 'done', ...mode });
+    const job = await waitForJob(
+      s.gateway,
+      key,
+      await jobIdOf(await submit(s.gateway, key, { backend: 'avatar', image: image(), text: 'x' })),
+      undefined,
+      30_000,
+    );
+    assert.equal(job.status, 'failed', JSON.stringify(mode));
+    assert.equal(job.error?.code, code, JSON.stringify(mode));
+    assert.equal(job.attempts, 1, 'a vendor refusal is not retried');
+    assert.doesNotMatch(job.error?.message ?? '', new RegExp(vendor.apiKey));
+  }
+  vendor.set({ outcome: 'done', serverErrors: 2, rateLimited: 1 });
+  const recovered = await waitForJob(
+    s.gateway,
+    key,
+    await jobIdOf(await submit(s.gateway, key, { backend: 'avatar', image: image(), text: 'retry me' })),
+    undefined,
+    30_000,
+  );
+  assert.equal(recovered.status, 'succeeded', JSON.stringify(recovered.error));
+  await worker.stop();
+});
