@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { connect, type NatsConnection } from 'nats';
+import { JobBoard, newJobId, type BackendName } from '@switchboard/jobs';
 import { admin, bearer, createKey } from '../support/admin.js';
 import { errorOf, sleep, startStack, type Stack } from '../support/stack.js';
 
@@ -157,5 +158,143 @@ test('key lifecycle events are published on NATS, with the key id and never the 
     }
   } finally {
     await nc.close();
+  }
+});
+
+interface AdminJobRow {
+  job_id: string;
+  key_id: string;
+  backend: string;
+  status: string;
+  progress: number;
+  attempts: number;
+  result: unknown;
+  error: unknown;
+}
+interface AdminJobPage {
+  data: AdminJobRow[];
+  has_more: boolean;
+}
+
+test("the admin lists every key's jobs newest first and cancels any of them", async () => {
+  const nc: NatsConnection = await connect({ servers: stack.nats.url });
+  try {
+    // Submitted straight on the board, as the gateway does for POST /animate (the gateway's own
+    // settings: 30 s ack wait, a week of retention).
+    const board = await JobBoard.open(nc, { ackWaitMs: 30_000, jobRetentionMs: 7 * 24 * 3_600_000 });
+    const [first, second] = await Promise.all([
+      createKey(stack.gateway, { tier: 'professional' }),
+      createKey(stack.gateway, { tier: 'enterprise' }),
+    ]);
+    const base = Date.now();
+    const submit = async (i: number, owner: string, backend: BackendName) => {
+      const jobId = newJobId(base + i);
+      await board.submit({
+        jobId,
+        ownerKeyId: owner,
+        backend,
+        params: { seed: 1, motion_bucket_id: 127, noise_aug_strength: 0.02 },
+        inputs: { image: 'images/img-admin-test.png' },
+        activeLimit: 10,
+      });
+      return jobId;
+    };
+    const oldest = await submit(0, first.id, 'video-diffusion');
+    const middle = await submit(1, second.id, 'portrait');
+    const newest = await submit(2, first.id, 'avatar');
+
+    const list = async (query = '', gateway = stack.gateway) => {
+      const res = await admin(gateway, 'GET', `/jobs${query}`);
+      assert.equal(res.status, 200, query);
+      return (await res.json()) as AdminJobPage;
+    };
+    const all = await list();
+    assert.deepEqual(
+      all.data.map((j) => [j.job_id, j.key_id, j.backend, j.status, j.progress, j.attempts]),
+      [
+        [newest, first.id, 'avatar', 'queued', 0, 0],
+        [middle, second.id, 'portrait', 'queued', 0, 0],
+        [oldest, first.id, 'video-diffusion', 'queued', 0, 0],
+      ],
+    );
+    assert.equal(all.has_more, false);
+    assert.deepEqual([all.data[0]!.result, all.data[0]!.error], [null, null]);
+
+    const page = await list('?limit=2');
+    assert.deepEqual([page.data.map((j) => j.job_id), page.has_more], [[newest, middle], true]);
+    const next = await list(`?limit=2&after=${middle}`);
+    assert.deepEqual([next.data.map((j) => j.job_id), next.has_more], [[oldest], false]);
+    assert.deepEqual((await list('?status=canceled')).data, []);
+
+    for (const [query, param] of [
+      ['?limit=0', 'limit'],
+      ['?limit=101', 'limit'],
+      ['?limit=ten', 'limit'],
+      ['?status=done', 'status'],
+      ['?after=not-a-job', 'after'],
+    ]) {
+      const res = await admin(stack.gateway, 'GET', `/jobs${query}`);
+      assert.equal(res.status, 400, query);
+      const error = await errorOf(res);
+      assert.deepEqual([error.code, error.param], ['invalid_request', param], query);
+    }
+
+    // The status call carries the same rows (the dashboard's list).
+    const status = (await (await admin(stack.gateway, 'GET', '/status')).json()) as {
+      animation_jobs: AdminJobRow[];
+    };
+    assert.deepEqual(status.animation_jobs, all.data);
+
+    // Cancel on one replica: the job event, then the other replica lists it as canceled.
+    const seen: { subject: string; body: Record<string, unknown> }[] = [];
+    const sub = nc.subscribe('switchboard.events.animate.job.>');
+    const collecting = (async () => {
+      for await (const message of sub) {
+        seen.push({ subject: message.subject, body: message.json<Record<string, unknown>>() });
+      }
+    })();
+    await nc.flush();
+    const canceled = await admin(stack.gateway, 'DELETE', `/jobs/${middle}`);
+    assert.equal(canceled.status, 200);
+    const row = (await canceled.json()) as AdminJobRow;
+    assert.deepEqual([row.job_id, row.key_id, row.status], [middle, second.id, 'canceled']);
+    await eventually(async () => seen.length >= 1, 2000);
+    sub.unsubscribe();
+    await collecting;
+    assert.deepEqual(
+      seen.map((e) => [e.subject, e.body.job_id, e.body.key_id]),
+      [['switchboard.events.animate.job.canceled', middle, second.id]],
+    );
+    assert.equal((await board.get(second.id, middle)).status, 'canceled', "the owner's view too");
+    const other = await list('?status=canceled', stack.gateways[1]);
+    assert.deepEqual(
+      other.data.map((j) => j.job_id),
+      [middle],
+    );
+
+    const again = await admin(stack.gateway, 'DELETE', `/jobs/${middle}`);
+    assert.equal(again.status, 409);
+    assert.equal((await errorOf(again)).code, 'job_finished');
+    for (const id of [newJobId(), 'not-a-job', `${first.id}.${oldest}`]) {
+      const missing = await admin(stack.gateway, 'DELETE', `/jobs/${encodeURIComponent(id)}`);
+      assert.equal(missing.status, 404, id);
+      assert.equal((await errorOf(missing)).code, 'job_not_found', id);
+    }
+    assert.equal((await board.get(first.id, oldest)).status, 'queued', 'untouched');
+  } finally {
+    await nc.close();
+  }
+});
+
+test('the jobs calls need the admin token, never an API key', async () => {
+  const key = await createKey(stack.gateway, { tier: 'enterprise' });
+  for (const [method, path] of [
+    ['GET', '/admin/api/jobs'],
+    ['DELETE', `/admin/api/jobs/${newJobId()}`],
+  ] as const) {
+    const withKey = await fetch(`${stack.gateway.url}${path}`, { method, headers: bearer(key.key) });
+    assert.equal(withKey.status, 401, `${method} ${path}`);
+    assert.equal((await errorOf(withKey)).code, 'unauthorized');
+    assert.equal((await fetch(`${stack.gateway.url}${path}`, { method })).status, 401);
   }
 });

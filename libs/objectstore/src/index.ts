@@ -3,6 +3,8 @@ export {
   InvalidObjectKeyError,
   ObjectStoreError,
   validateKey,
+  type ByteRange,
+  type GetOptions,
   type ObjectInfo,
   type ObjectStore,
   type PutOptions,

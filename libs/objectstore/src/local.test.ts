@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { after, before, describe, it } from 'node:test';
 import { LocalObjectStore } from './local.js';
-import { InvalidObjectKeyError, OWNER_KEY_ID_METADATA } from './object-store.js';
+import { InvalidObjectKeyError, ObjectStoreError, OWNER_KEY_ID_METADATA } from './object-store.js';
 
 describe('LocalObjectStore', () => {
   let dir: string;
@@ -85,6 +85,37 @@ describe('LocalObjectStore', () => {
       await assert.rejects(store.delete(key), InvalidObjectKeyError, JSON.stringify(key));
     }
     assert.deepEqual((await readdir(dir)).sort(), ['root']);
+  });
+
+  it('reads a byte range without the rest, cutting an end past the object', async () => {
+    const body = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 251));
+    await store.put('videos/job-r.mp4', body, { contentType: 'video/mp4', metadata: { o: 'k' } });
+    const middle = await store.get('videos/job-r.mp4', { range: { start: 100, end: 199 } });
+    assert.ok(middle);
+    assert.deepEqual(
+      [middle.size, middle.range, middle.contentType],
+      [1000, { start: 100, end: 199 }, 'video/mp4'],
+    );
+    assert.deepEqual(middle.metadata, { o: 'k' });
+    assert.deepEqual(await buffer(middle.stream), body.subarray(100, 200));
+
+    const tail = await store.get('videos/job-r.mp4', { range: { start: 990, end: 5000 } });
+    assert.deepEqual(tail?.range, { start: 990, end: 999 });
+    assert.deepEqual(await buffer(tail.stream), body.subarray(990));
+    const one = await store.get('videos/job-r.mp4', { range: { start: 0, end: 0 } });
+    assert.deepEqual(await buffer(one!.stream), body.subarray(0, 1));
+
+    await assert.rejects(
+      store.get('videos/job-r.mp4', { range: { start: 1000, end: 1000 } }),
+      ObjectStoreError,
+    );
+    for (const range of [
+      { start: 5, end: 4 },
+      { start: -1, end: 4 },
+      { start: 0.5, end: 4 },
+    ])
+      await assert.rejects(store.get('videos/job-r.mp4', { range }), TypeError, JSON.stringify(range));
+    assert.equal(await store.get('videos/job-none.mp4', { range: { start: 0, end: 1 } }), null);
   });
 
   it('rejects metadata that S3 could not carry', async () => {

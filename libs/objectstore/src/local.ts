@@ -5,14 +5,17 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
+  type GetOptions,
   type ObjectInfo,
   type ObjectStore,
   type PutOptions,
   type ReadyReport,
   type StoredObject,
   InvalidObjectKeyError,
+  rangeWithin,
   validateKey,
   validateMetadata,
+  validateRange,
 } from './object-store.js';
 
 interface Sidecar {
@@ -100,8 +103,9 @@ export class LocalObjectStore implements ObjectStore {
     return { contentType: sidecar.contentType, size: sidecar.size, metadata: sidecar.metadata };
   }
 
-  async get(key: string): Promise<StoredObject | null> {
+  async get(key: string, options: GetOptions = {}): Promise<StoredObject | null> {
     const objectPath = this.path('objects', key);
+    if (options.range) validateRange(options.range);
     const info = await this.stat(key);
     if (!info) return null;
     let handle;
@@ -114,7 +118,10 @@ export class LocalObjectStore implements ObjectStore {
     try {
       const { size } = await handle.stat();
       // Trust the file itself for the length we promise; the sidecar may describe an older body.
-      return { ...info, size, stream: handle.createReadStream({ autoClose: true }) };
+      if (!options.range) return { ...info, size, stream: handle.createReadStream({ autoClose: true }) };
+      const range = rangeWithin(options.range, size);
+      const stream = handle.createReadStream({ autoClose: true, start: range.start, end: range.end });
+      return { ...info, size, range, stream };
     } catch (error) {
       await handle.close();
       throw error;

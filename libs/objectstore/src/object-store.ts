@@ -21,8 +21,24 @@ export interface ObjectInfo {
 }
 
 export interface StoredObject extends ObjectInfo {
-  /** The body, streamed; the caller must consume or destroy it. */
+  /** The body (or the asked range of it), streamed; the caller must consume or destroy it. */
   stream: Readable;
+  /** Set when a range was asked: the bytes the stream carries (`size` stays the whole object's). */
+  range?: ByteRange;
+}
+
+/** Bytes `start` to `end` of an object, both inclusive (as HTTP's `Content-Range` counts them). */
+export interface ByteRange {
+  readonly start: number;
+  readonly end: number;
+}
+
+export interface GetOptions {
+  /**
+   * Read only these bytes, so that seeking in a long video does not read (or, from S3, download)
+   * all of it. An `end` past the object's last byte is cut to it; a `start` past it fails.
+   */
+  range?: ByteRange;
 }
 
 export interface ReadyReport {
@@ -34,7 +50,7 @@ export interface ReadyReport {
 export interface ObjectStore {
   put(key: string, body: Buffer | Readable, options: PutOptions): Promise<void>;
   /** The object, or null when there is none. */
-  get(key: string): Promise<StoredObject | null>;
+  get(key: string, options?: GetOptions): Promise<StoredObject | null>;
   /** The object's description, or null when there is none. */
   stat(key: string): Promise<ObjectInfo | null>;
   /** Removes the object; removing a missing one is not an error. */
@@ -57,6 +73,19 @@ export class ObjectStoreError extends Error {
     super(message, options);
     this.name = 'ObjectStoreError';
   }
+}
+
+/** A range a caller may ask for: whole non-negative numbers, `start` ≤ `end`. */
+export function validateRange(range: ByteRange): void {
+  const { start, end } = range;
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start)
+    throw new TypeError(`invalid byte range ${String(start)}-${String(end)}`);
+}
+
+/** The asked range within an object of `size` bytes, or an error when it starts past the end. */
+export function rangeWithin(range: ByteRange, size: number): ByteRange {
+  if (range.start >= size) throw new ObjectStoreError('object store read failed (range not satisfiable)');
+  return { start: range.start, end: Math.min(range.end, size - 1) };
 }
 
 const MAX_KEY_BYTES = 1024;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { freePort } from '@switchboard/devcluster';
 import { createObjectStore } from './create.js';
 import { LocalObjectStore } from './local.js';
 import { InvalidObjectKeyError, ObjectStoreError, OWNER_KEY_ID_METADATA } from './object-store.js';
-import { S3ObjectStore, lifecycleConfig, parseEndpoint } from './s3.js';
+import { S3ObjectStore, carriedRange, lifecycleConfig, parseEndpoint } from './s3.js';
 
 // s3rver ships no types; this is the part of it the test uses.
 interface S3rverInstance {
@@ -29,7 +29,7 @@ const S3rver = createRequire(import.meta.url)('s3rver') as S3rverClass;
 
 describe('S3ObjectStore against s3rver', () => {
   let dir: string;
-  let server: S3rverInstance;
+  let server: S3rverInstance & { httpServer?: Server };
   let endpoint: string;
   const credentials = { accessKey: 'S3RVER', secretKey: 'S3RVER', region: 'us-east-1' };
   let store: S3ObjectStore;
@@ -93,6 +93,36 @@ describe('S3ObjectStore against s3rver', () => {
     assert.deepEqual(await buffer(got.stream), Buffer.concat(chunks));
   });
 
+  it('asks the server for just the bytes of a range', async () => {
+    const body = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) % 256));
+    await store.put('videos/job-r.mp4', body, {
+      contentType: 'video/mp4',
+      metadata: { [OWNER_KEY_ID_METADATA]: 'key-1' },
+    });
+    const ranges: (string | undefined)[] = [];
+    const record = (req: IncomingMessage) => ranges.push(req.headers.range);
+    server.httpServer?.on('request', record);
+    try {
+      const got = await store.get('videos/job-r.mp4', { range: { start: 250_000, end: 250_099 } });
+      assert.ok(got);
+      assert.deepEqual([got.size, got.range], [300_000, { start: 250_000, end: 250_099 }]);
+      assert.deepEqual([got.contentType, got.metadata], ['video/mp4', { 'owner-key-id': 'key-1' }]);
+      assert.deepEqual(await buffer(got.stream), body.subarray(250_000, 250_100));
+      const tail = await store.get('videos/job-r.mp4', { range: { start: 299_990, end: 10_000_000 } });
+      assert.deepEqual(tail?.range, { start: 299_990, end: 299_999 });
+      assert.deepEqual(await buffer(tail.stream), body.subarray(299_990));
+    } finally {
+      server.httpServer?.off('request', record);
+    }
+    assert.deepEqual(ranges, ['bytes=250000-250099', 'bytes=299990-10000000']);
+    await assert.rejects(
+      store.get('videos/job-r.mp4', { range: { start: 300_000, end: 300_001 } }),
+      ObjectStoreError,
+    );
+    await assert.rejects(store.get('videos/job-r.mp4', { range: { start: 2, end: 1 } }), TypeError);
+    assert.equal(await store.get('videos/job-none.mp4', { range: { start: 0, end: 1 } }), null);
+  });
+
   it('rejects bad keys before any request', async () => {
     await assert.rejects(store.get('../x'), InvalidObjectKeyError);
     await assert.rejects(store.get('/abs'), InvalidObjectKeyError);
@@ -149,6 +179,15 @@ describe('S3 helpers', () => {
       ],
     });
     assert.throws(() => lifecycleConfig({ 'x/': 0 }), TypeError);
+  });
+
+  it('reads what a ranged answer carries', () => {
+    assert.deepEqual(carriedRange('bytes 10-19/100', 10), { start: 10, end: 19, size: 100 });
+    assert.deepEqual(carriedRange(undefined, 100), { start: 0, end: 99, size: 100 }, 'range ignored: 200');
+    assert.equal(carriedRange('bytes 10-19/100', 9), null);
+    assert.equal(carriedRange('bytes 10-100/100', 91), null);
+    assert.equal(carriedRange('bytes */100', 0), null);
+    assert.equal(carriedRange(undefined, 0), null);
   });
 
   it('parses endpoints', () => {

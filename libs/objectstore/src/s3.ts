@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { Client, type LifecycleConfig } from 'minio';
 import {
+  type GetOptions,
   type ObjectInfo,
   type ObjectStore,
   type PutOptions,
@@ -10,6 +11,7 @@ import {
   ObjectStoreError,
   validateKey,
   validateMetadata,
+  validateRange,
 } from './object-store.js';
 
 export interface S3StoreConfig {
@@ -72,6 +74,21 @@ function userMetadata(headers: Record<string, string | string[] | undefined>): R
       metadata[name.slice(META_PREFIX.length).toLowerCase()] = value;
   }
   return metadata;
+}
+
+/**
+ * What a ranged GET's answer carries: `206` names its bytes in `Content-Range`; a server that
+ * ignored the range answered `200` with the whole object. Null when the two disagree.
+ */
+export function carriedRange(
+  contentRange: string | undefined,
+  length: number,
+): { start: number; end: number; size: number } | null {
+  if (contentRange === undefined) return length > 0 ? { start: 0, end: length - 1, size: length } : null;
+  const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(contentRange.trim());
+  if (!match) return null;
+  const [start, end, size] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  return end - start + 1 === length && end < size ? { start, end, size } : null;
 }
 
 export function parseEndpoint(endpoint: string): { endPoint: string; port: number; useSSL: boolean } {
@@ -175,25 +192,34 @@ export class S3ObjectStore implements ObjectStore {
     }
   }
 
-  async get(key: string): Promise<StoredObject | null> {
+  async get(key: string, options: GetOptions = {}): Promise<StoredObject | null> {
     validateKey(key);
+    const { range } = options;
+    if (range) validateRange(range);
     let stream: Readable;
     try {
-      stream = await this.client.getObject(this.bucket, key);
+      // A ranged GET (`Range: bytes=start-end`) asks the server for just those bytes.
+      stream = range
+        ? await this.client.getPartialObject(this.bucket, key, range.start, range.end - range.start + 1)
+        : await this.client.getObject(this.bucket, key);
     } catch (error) {
       if (isMissing(error)) return null;
+      if (codeOf(error) === 'InvalidRange')
+        throw new ObjectStoreError('object store read failed (range not satisfiable)');
       throw storeError('read', error);
     }
     // The minio client hands back the HTTP response itself: one request gives body and headers.
     const { headers } = stream as IncomingMessage;
-    const size = Number(headers['content-length']);
-    if (!Number.isSafeInteger(size)) {
+    const length = Number(headers['content-length']);
+    const carried = range ? carriedRange(headers['content-range'], length) : undefined;
+    if (!Number.isSafeInteger(length) || carried === null) {
       stream.destroy();
       throw new ObjectStoreError('object store read failed (no length)');
     }
     return {
       stream,
-      size,
+      size: carried ? carried.size : length,
+      ...(carried ? { range: { start: carried.start, end: carried.end } } : {}),
       contentType: headers['content-type'] ?? 'application/octet-stream',
       metadata: userMetadata(headers),
     };

@@ -5,10 +5,10 @@ import { exactRouter } from '../http/router.js';
 import { requireAdminToken } from '../auth/admin-token.js';
 import type { AuthFailureGuard } from '../auth/authenticate.js';
 import type { WorkerClients } from '../clients/index.js';
-import { callContext } from '../clients/call-context.js';
 import type { EventPublisher } from '@switchboard/events';
 import { sendPage } from '../ops/public-docs.js';
 import { dashboardPage } from './dashboard-page.js';
+import { adminJobPage, jobsRouter, STATUS_JOBS } from './jobs-routes.js';
 import { keysRouter } from './keys-routes.js';
 
 interface AdminDeps {
@@ -35,12 +35,23 @@ export function adminRouter(deps: AdminDeps): Router {
     else
       next(new SwitchboardError('unavailable', { message: 'The key store is unreachable; retry shortly.' }));
   });
+  // Jobs live in NATS too (JetStream and KV): the same answer at once instead of a hang.
+  router.use('/api/jobs', (_req, _res, next) => {
+    if (deps.storeReachable()) next();
+    else
+      next(new SwitchboardError('unavailable', { message: 'The job store is unreachable; retry shortly.' }));
+  });
   router.use('/api', keysRouter(deps.keys, deps.events, deps.bodyLimitBytes));
+  router.use('/api', jobsRouter(deps.clients.animation.board));
   router.get('/api/status', async (_req, res) => {
-    const ctx = callContext(res);
     const [workers, jobs] = await Promise.all([
       deps.clients.health(),
-      deps.clients.animation.list('', ctx).catch(() => null),
+      // The same rows as GET /admin/api/jobs; null (the dashboard says so) while NATS is away.
+      deps.storeReachable()
+        ? adminJobPage(deps.clients.animation.board, { limit: STATUS_JOBS })
+            .then((page) => page.data)
+            .catch(() => null)
+        : null,
     ]);
     // Sessions of every browser worker, from the registry this replica watches.
     res.json({ workers, browser_sessions: deps.clients.browser.listSessions(), animation_jobs: jobs });

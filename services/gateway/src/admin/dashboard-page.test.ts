@@ -26,23 +26,42 @@ const key = (id: string, name: string, extra: Record<string, unknown> = {}) => (
   ...extra,
 });
 
-const clusterStatus = {
+const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+
+/** A row of GET /admin/api/jobs (and of the status call's `animation_jobs`). */
+const job = (id: string, extra: Record<string, unknown>) => ({
+  job_id: id,
+  key_id: 'k1',
+  backend: 'portrait',
+  status: 'queued',
+  progress: 0,
+  attempts: 0,
+  created_at: ago(1000),
+  updated_at: ago(500),
+  result: null,
+  error: null,
+  ...extra,
+});
+
+const clusterStatus = () => ({
   workers: [
     { name: 'llm', address: 'llm:50051', status: 'SERVING' },
     { name: 'browser', address: 'browser:50051', status: 'UNREACHABLE' },
   ],
   browser_sessions: null,
   animation_jobs: [
-    {
-      job_id: 'job-1',
-      backend: 'portrait',
-      status: 'running',
-      progress: 0.25,
-      created_at: '2025-01-01T00:00:00Z',
-      updated_at: '2025-01-01T00:00:01Z',
-    },
+    job('job-1', { status: 'running', progress: 0.25, attempts: 2, created_at: ago(12_400) }),
+    job('job-2', {
+      key_id: 'k2',
+      backend: 'video-diffusion',
+      status: 'succeeded',
+      progress: 1,
+      attempts: 1,
+      created_at: ago(3 * 60_000 + 5_000),
+    }),
+    job('job-3', { key_id: 'k2', backend: 'avatar', created_at: ago(2 * 3_600_000 + 60_000) }),
   ],
-};
+});
 
 type Handler = (call: FetchCall) => FakeResponseInit | undefined;
 
@@ -77,7 +96,7 @@ function start(
       if (call.method === 'GET' && call.url === '/admin/api/keys')
         return { status: 200, body: { data: keys } };
       if (call.method === 'GET' && call.url === '/admin/api/status')
-        return { status: 200, body: clusterStatus };
+        return { status: 200, body: clusterStatus() };
       return {
         status: 404,
         body: { error: { code: 'not_found', message: `no route ${call.method} ${call.url}` } },
@@ -326,4 +345,91 @@ test('a token refused later (rotated admin token) signs out', async () => {
   assert.equal(run.byId('login').hidden, false);
   assert.equal(run.storage.has(TOKEN_KEY), false);
   assert.match(run.byId('login-error').textContent, /A valid admin token is required/);
+});
+
+const cells = (row: FakeElement) => row.findAll((e) => e.tagName === 'TD').map((td) => td.textContent);
+
+test('animation jobs of every key show owner, back-end, status, progress, age and attempts', async () => {
+  const run = start();
+  await signIn(run);
+  const head = run
+    .byId('jobs')
+    .findAll((e) => e.tagName === 'TH')
+    .map((th) => th.textContent);
+  assert.deepEqual(head, ['job', 'owner key', 'backend', 'status', 'progress', 'age', 'attempts', '']);
+  const rows = run.byId('jobs').findAll((e) => e.tagName === 'TR' && e.parentNode?.tagName === 'TBODY');
+  assert.deepEqual(rows.map(cells), [
+    ['job-1', 'k1', 'portrait', 'running', ' 25%', '12 s', '2', 'Cancel'],
+    ['job-2', 'k2', 'video-diffusion', 'succeeded', ' 100%', '3 min', '1', ''],
+    ['job-3', 'k2', 'avatar', 'queued', ' 0%', '2 h', '0', 'Cancel'],
+  ]);
+  assert.equal(buttons(rows[1]!, 'Cancel').length, 0, 'a finished job cannot be canceled');
+});
+
+test('cancels a queued or running job with the admin token after confirm(), then refreshes', async () => {
+  let answer = false;
+  const confirms: string[] = [];
+  const run = start({
+    confirm: (message) => (confirms.push(message), answer),
+    extra: (call) =>
+      call.method === 'DELETE' && call.url === '/admin/api/jobs/job-3'
+        ? { status: 200, body: job('job-3', { status: 'canceled' }) }
+        : undefined,
+  });
+  await signIn(run);
+  const cancel = () => buttons(run.byId('jobs'), 'Cancel');
+  cancel()[1]!.click();
+  await run.settle();
+  assert.equal(confirms.length, 1);
+  assert.match(confirms[0]!, /job-3/);
+  assert.equal(run.calls.filter((c) => c.method === 'DELETE').length, 0, 'nothing without confirm()');
+
+  answer = true;
+  const polls = run.calls.filter((c) => c.url === '/admin/api/status').length;
+  cancel()[1]!.click();
+  await run.settle();
+  const deletes = run.calls.filter((c) => c.method === 'DELETE');
+  assert.deepEqual(
+    deletes.map((c) => [c.url, c.headers.authorization]),
+    [['/admin/api/jobs/job-3', 'Bearer token']],
+  );
+  assert.match(run.byId('notice').textContent, /Canceled job job-3/);
+  assert.equal(
+    run.calls.filter((c) => c.url === '/admin/api/status').length,
+    polls + 1,
+    'the jobs are reloaded',
+  );
+});
+
+test('a job that finished meanwhile: the 409 message is shown and the list reloaded', async () => {
+  const run = start({
+    extra: (call) =>
+      call.method === 'DELETE'
+        ? {
+            status: 409,
+            body: {
+              error: { code: 'job_finished', message: 'The job has already succeeded.', request_id: 'r' },
+            },
+          }
+        : undefined,
+  });
+  await signIn(run);
+  const polls = run.calls.filter((c) => c.url === '/admin/api/status').length;
+  buttons(run.byId('jobs'), 'Cancel')[0]!.click();
+  await run.settle();
+  assert.equal(run.calls.find((c) => c.method === 'DELETE')?.url, '/admin/api/jobs/job-1');
+  assert.equal(run.byId('notice').textContent, 'The job has already succeeded.');
+  assert.equal(run.calls.filter((c) => c.url === '/admin/api/status').length, polls + 1);
+});
+
+test('jobs that cannot be read are shown as unavailable', async () => {
+  const run = start({
+    extra: (call) =>
+      call.url === '/admin/api/status'
+        ? { status: 200, body: { ...clusterStatus(), animation_jobs: null } }
+        : undefined,
+  });
+  await signIn(run);
+  assert.match(run.byId('jobs').textContent, /unavailable/);
+  assert.equal(buttons(run.byId('jobs'), 'Cancel').length, 0);
 });

@@ -49,6 +49,7 @@ const script = String.raw`
   var token = null;
   var statusTimer = null;
   var statusBusy = false;
+  var statusAgain = false;
   var keysById = {};
   var editing = null;
 
@@ -74,6 +75,16 @@ const script = String.raw`
     if (!iso) return '—';
     var d = new Date(iso);
     return isNaN(d.getTime()) ? String(iso) : d.toLocaleString();
+  }
+  /** How long ago, coarsely ("12 s", "3 min", "2 h", "4 d"): enough to spot a stuck job. */
+  function age(iso) {
+    var t = iso ? new Date(iso).getTime() : NaN;
+    if (isNaN(t)) return '—';
+    var s = Math.max(0, Math.floor((Date.now() - t) / 1000));
+    if (s < 60) return s + ' s';
+    if (s < 3600) return Math.floor(s / 60) + ' min';
+    if (s < 86400) return Math.floor(s / 3600) + ' h';
+    return Math.floor(s / 86400) + ' d';
   }
   function cell(content, className) { return el('td', className, content); }
   function emptyRow(columns, text) { var td = cell(text, 'muted'); td.colSpan = columns; return el('tr', '', td); }
@@ -283,7 +294,32 @@ const script = String.raw`
     t.appendChild(body);
     return t;
   }
-  function unavailable(what) { return el('p', 'muted', [badge('unavailable', 's-bad'), ' The ' + what + ' worker cannot be reached.']); }
+  function unavailable(text) { return el('p', 'muted', [badge('unavailable', 's-bad'), ' ' + text]); }
+
+  function cancelJob(job, b) {
+    if (!window.confirm('Cancel job ' + job.job_id + ' (key ' + job.key_id + ')? A running job stops within seconds.')) return;
+    b.disabled = true;
+    api('DELETE', '/admin/api/jobs/' + encodeURIComponent(job.job_id)).then(function (canceled) {
+      notice('Canceled job ' + canceled.job_id + '.', 'info');
+    }).catch(failed).then(function () { refreshStatus(true); });
+  }
+  function jobRow(j) {
+    var fraction = Math.min(1, Math.max(0, Number(j.progress) || 0));
+    var bar = el('progress');
+    bar.max = 1;
+    bar.value = fraction;
+    var created = cell(age(j.created_at), 'small');
+    created.title = when(j.created_at);
+    var actions = [];
+    if (j.status === 'queued' || j.status === 'running') {
+      var b = button('Cancel', 'danger', function () { cancelJob(j, b); });
+      actions.push(b);
+    }
+    return el('tr', '', [
+      cell(j.job_id, 'mono small'), cell(j.key_id, 'mono small'), cell(j.backend), cell(badge(j.status, tone(j.status))),
+      cell([bar, ' ' + Math.round(fraction * 100) + '%'], 'small'), created, cell(String(j.attempts), 'small'), cell(actions, 'actions'),
+    ]);
+  }
 
   function showStatus(status) {
     var workers = (status && status.workers) || [];
@@ -291,21 +327,18 @@ const script = String.raw`
       return el('tr', '', [cell(w.name), cell(w.address, 'mono small'), cell(badge(w.status, tone(w.status)))]);
     })));
     var sessions = status ? status.browser_sessions : null;
-    $('sessions').replaceChildren(!Array.isArray(sessions) ? unavailable('browser') : table(['session', 'status', 'current URL', 'owner key', 'created'], sessions.map(function (s) {
+    $('sessions').replaceChildren(!Array.isArray(sessions) ? unavailable('The browser worker cannot be reached.') : table(['session', 'status', 'current URL', 'owner key', 'created'], sessions.map(function (s) {
       return el('tr', '', [cell(s.session_id, 'mono small'), cell(badge(s.status, tone(s.status))), cell(s.current_url || '—', 'small'), cell(s.owner_key_id, 'mono small'), cell(when(s.created_at), 'small')]);
     })));
     var jobs = status ? status.animation_jobs : null;
-    $('jobs').replaceChildren(!Array.isArray(jobs) ? unavailable('animation') : table(['job', 'backend', 'status', 'progress', 'created', 'updated'], jobs.map(function (j) {
-      var bar = el('progress');
-      bar.max = 1;
-      bar.value = Number(j.progress) || 0;
-      return el('tr', '', [cell(j.job_id, 'mono small'), cell(j.backend), cell(badge(j.status, tone(j.status))), cell([bar, ' ' + Math.round((Number(j.progress) || 0) * 100) + '%'], 'small'), cell(when(j.created_at), 'small'), cell(when(j.updated_at), 'small')]);
-    })));
+    $('jobs').replaceChildren(!Array.isArray(jobs) ? unavailable('The job store cannot be read.') : table(['job', 'owner key', 'backend', 'status', 'progress', 'age', 'attempts', ''], jobs.map(jobRow)));
     $('status-updated').textContent = 'updated ' + new Date().toLocaleTimeString();
   }
 
-  function refreshStatus() {
-    if (statusBusy || token === null) return;
+  /** now: a change was just made, so a poll already in flight is followed by another. */
+  function refreshStatus(now) {
+    if (token === null) return;
+    if (statusBusy) { if (now === true) statusAgain = true; return; }
     statusBusy = true;
     api('GET', '/admin/api/status').then(function (status) {
       $('status-error').textContent = '';
@@ -313,7 +346,10 @@ const script = String.raw`
     }).catch(function (error) {
       if (error && error.status === 401) { failed(error); return; }
       $('status-error').textContent = 'Status unavailable: ' + (error && error.message ? error.message : String(error));
-    }).then(function () { statusBusy = false; });
+    }).then(function () {
+      statusBusy = false;
+      if (statusAgain) { statusAgain = false; refreshStatus(); }
+    });
   }
 
   // --- wiring --------------------------------------------------------------------------------
@@ -430,7 +466,7 @@ export function dashboardPage(nonce: string): string {
       <div id="workers"></div>
       <h3>Browser sessions</h3>
       <div id="sessions"></div>
-      <h3>Animation jobs</h3>
+      <h3>Animation jobs <span class="muted small">(the newest 50, every key)</span></h3>
       <div id="jobs"></div>
     </section>
   </div>

@@ -142,9 +142,11 @@ const statusText: Readonly<Record<string, string>> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  409: 'Conflict',
   410: 'Gone',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
@@ -217,6 +219,16 @@ export const headers: Readonly<Record<string, Header>> = {
     description: 'Seconds to wait before trying again.',
     schema: { type: 'integer', minimum: 0 },
     example: 5,
+  },
+  'Accept-Ranges': {
+    description: 'Stored files can be read in parts: `bytes`.',
+    schema: { const: 'bytes' },
+  },
+  'Content-Range': {
+    description: 'The bytes sent and the size of the whole file: `bytes <first>-<last>/<size>`.',
+    required: true,
+    schema: { type: 'string' },
+    example: 'bytes 0-1048575/7340032',
   },
   'Content-Language': {
     description: 'The ISO 639-1 code of the language the audio was transcribed as (given or detected).',

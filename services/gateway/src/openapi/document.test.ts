@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { JobRecord } from '@switchboard/jobs';
+import { adminJobView, jobView } from '../routes/job-view.js';
 import { documentedErrorCodes, openApiDocument } from './document.js';
 
 /** API.md §1, the error table, copied by hand. */
@@ -34,9 +36,10 @@ const apiMdPaths: Record<string, string[]> = {
   '/transcribe': ['post'],
   '/generate-image': ['post'],
   '/api/images/{id}.png': ['get'],
-  '/animate': ['post'],
+  '/animate': ['get', 'post'],
   '/animate/{job_id}': ['get', 'delete'],
   '/api/videos/{job_id}.mp4': ['get'],
+  '/api/videos/{job_id}.jpg': ['get'],
   '/api/browser/session/create': ['post'],
   '/api/browser/session/{id}/navigate': ['post'],
   '/api/browser/session/{id}/input': ['post'],
@@ -49,6 +52,9 @@ const apiMdPaths: Record<string, string[]> = {
   '/admin/api/keys': ['get', 'post'],
   '/admin/api/keys/{id}': ['patch', 'delete'],
   '/admin/api/keys/{id}/rotate': ['post'],
+  '/admin/api/jobs': ['get'],
+  '/admin/api/jobs/{job_id}': ['delete'],
+  '/admin/api/status': ['get'],
   '/admin': ['get'],
   '/healthz': ['get'],
   '/readyz': ['get'],
@@ -140,8 +146,13 @@ test('each error response lists only codes of its own status, and refers to the 
   for (const [path, method, operation] of operations()) {
     for (const [status, response] of Object.entries(operation.responses as Json)) {
       const codes = (response as Json)['x-error-codes'];
-      // /readyz answers 503 with its readiness report (probes read the status, people the checks).
-      if (Number(status) < 400 || (path === '/readyz' && status === '503')) {
+      // /readyz answers 503 with its readiness report (probes read the status, people the checks);
+      // a video's 416 has no body, only Content-Range.
+      if (
+        Number(status) < 400 ||
+        (path === '/readyz' && status === '503') ||
+        (path.startsWith('/api/videos/') && status === '416')
+      ) {
         assert.equal(codes, undefined);
         continue;
       }
@@ -300,4 +311,166 @@ test('documented success statuses and media types', () => {
   assert.ok(
     '403' in (animate.responses as Json) && ((animate.responses as Json)[403] as Json)['x-error-codes'],
   );
+});
+
+const schemaOf = (name: string) => ((doc.components as Json).schemas as Record<string, Json>)[name]!;
+const operation = (path: string, method: string) =>
+  (doc.paths as Record<string, Json>)[path]?.[method] as Json;
+
+test('the served document never points readers at the contract file', () => {
+  assert.doesNotMatch(JSON.stringify(openApiDocument), /API\.md|§/);
+});
+
+test('POST /animate takes the same fields as JSON and as a form, with file parts for the media', () => {
+  const content = (operation('/animate', 'post').requestBody as Json).content as Json;
+  assert.deepEqual(Object.keys(content).sort(), ['application/json', 'multipart/form-data']);
+  const body = bodySchema('/animate', 'post');
+  const form = bodySchema('/animate', 'post', 'multipart/form-data');
+  const fields = [
+    'backend',
+    'image',
+    'driving_video',
+    'audio',
+    'text',
+    'voice',
+    'fps',
+    'duration_s',
+    'seed',
+    'width',
+    'height',
+    'motion_bucket_id',
+    'noise_aug_strength',
+  ];
+  for (const schema of [body, form]) {
+    assert.deepEqual(Object.keys(schema.properties as Json).sort(), [...fields].sort());
+    assert.deepEqual(schema.required, ['backend', 'image']);
+  }
+  const p = body.properties as Record<string, Json>;
+  assert.deepEqual(p.backend?.enum, ['video-diffusion', 'portrait', 'avatar']);
+  assert.equal(p.text?.maxLength, 5000);
+  assert.equal(p.seed?.type, 'integer');
+  for (const side of [p.width, p.height])
+    assert.deepEqual([side?.minimum, side?.maximum, side?.multipleOf], [64, 2048, 64]);
+  assert.deepEqual(
+    [p.motion_bucket_id?.minimum, p.motion_bucket_id?.maximum, p.motion_bucket_id?.default],
+    [1, 255, 127],
+  );
+  assert.deepEqual(
+    [p.noise_aug_strength?.minimum, p.noise_aug_strength?.maximum, p.noise_aug_strength?.default],
+    [0, 1, 0.02],
+  );
+  const f = form.properties as Record<string, Json>;
+  for (const media of ['image', 'driving_video', 'audio'])
+    assert.equal(f[media]?.contentMediaType, 'application/octet-stream', `${media} may be a file part`);
+
+  const post = operation('/animate', 'post');
+  const idempotency = (post.parameters as Json[]).find((p) => p.name === 'Idempotency-Key');
+  assert.equal((idempotency?.schema as Json).maxLength, 255);
+  const responses = post.responses as Record<string, Json>;
+  assert.ok('Location' in (responses[202]!.headers as Json));
+  const codes = (status: string) => responses[status]?.['x-error-codes'];
+  assert.deepEqual(Object.keys(responses).sort(), [
+    '202',
+    '400',
+    '401',
+    '403',
+    '404',
+    '413',
+    '415',
+    '422',
+    '429',
+    '500',
+    '503',
+  ]);
+  assert.deepEqual(codes('403'), ['ip_not_allowed', 'tier_required']);
+  assert.deepEqual(codes('404'), ['not_found']);
+  assert.deepEqual(codes('422'), ['idempotency_key_reused']);
+  assert.deepEqual([...(codes('429') as string[])].sort(), ['job_limit', 'rate_limited']);
+  assert.deepEqual(codes('503'), ['unavailable']);
+});
+
+test('jobs are documented exactly as the gateway shows them', () => {
+  const record: JobRecord = {
+    job_id: 'job-0193a1b2c3d4-9f8e7d6c5b4a3921',
+    owner_key_id: 'k1',
+    backend: 'portrait',
+    status: 'succeeded',
+    progress: 1,
+    attempts: 1,
+    created_at: '2025-01-01T00:00:00.000Z',
+    updated_at: '2025-01-01T00:00:10.000Z',
+    started_at: '2025-01-01T00:00:01.000Z',
+    finished_at: '2025-01-01T00:00:10.000Z',
+    params: { seed: 1, motion_bucket_id: 127, noise_aug_strength: 0.02 },
+    inputs: { image: 'images/img-1.png' },
+    result: { video_key: 'videos/x.mp4', fps: 24, frames: 96, duration_s: 4, width: 512, height: 512 },
+    error: { code: 'attempts_exhausted', message: 'm' },
+    last_error: null,
+    queue_seq: 1,
+  };
+  const keys = (value: object) => Object.keys(value).sort();
+  const view = jobView(record);
+  const job = schemaOf('Job');
+  assert.deepEqual(keys(job.properties as Json), keys(view));
+  assert.deepEqual([...(job.required as string[])].sort(), keys(view));
+  assert.deepEqual(keys(schemaOf('JobResult').properties as Json), keys(view.result!));
+  assert.deepEqual([...(schemaOf('JobResult').required as string[])].sort(), keys(view.result!));
+  assert.deepEqual(keys(schemaOf('JobError').properties as Json), keys(view.error!));
+  assert.deepEqual(((schemaOf('JobError').properties as Json).code as Json).enum, [
+    'attempts_exhausted',
+    'upstream_failed',
+    'upstream_timeout',
+    'invalid_request',
+    'invalid_audio',
+    'unavailable',
+    'internal',
+  ]);
+  assert.deepEqual(keys(schemaOf('AdminJob').properties as Json), keys(adminJobView(record)));
+  assert.deepEqual([...(schemaOf('JobStatus').enum as string[])].sort(), [
+    'canceled',
+    'failed',
+    'queued',
+    'running',
+    'succeeded',
+  ]);
+
+  for (const path of ['/animate', '/admin/api/jobs']) {
+    const list = operation(path, 'get');
+    const params: Record<string, Json> = Object.fromEntries(
+      (list.parameters as Json[]).map((p) => [String(p.name), p.schema as Json]),
+    );
+    assert.deepEqual(Object.keys(params).sort(), ['after', 'limit', 'status'], path);
+    assert.deepEqual([params.limit?.maximum, params.limit?.default], [100, 20], path);
+  }
+  const cancel = (path: string) => operation(path, 'delete').responses as Record<string, Json>;
+  for (const path of ['/animate/{job_id}', '/admin/api/jobs/{job_id}']) {
+    assert.deepEqual(cancel(path)[404]?.['x-error-codes'], ['job_not_found'], path);
+    assert.deepEqual(cancel(path)[409]?.['x-error-codes'], ['job_finished'], path);
+  }
+  const status = (schemaOf('ClusterStatus').properties as Json).animation_jobs as Json;
+  assert.deepEqual((status.oneOf as Json[])[0], {
+    type: 'array',
+    items: { $ref: '#/components/schemas/AdminJob' },
+  });
+});
+
+test('videos and posters: the owner only, one byte range with 206, 416 past the end', () => {
+  for (const [path, type] of [
+    ['/api/videos/{job_id}.mp4', 'video/mp4'],
+    ['/api/videos/{job_id}.jpg', 'image/jpeg'],
+  ] as const) {
+    const get = operation(path, 'get');
+    assert.ok(
+      (get.parameters as Json[]).some((p) => p.name === 'Range' && p.in === 'header'),
+      path,
+    );
+    const responses = get.responses as Record<string, Json>;
+    assert.deepEqual(Object.keys(responses[200]!.content as Json), [type], path);
+    assert.deepEqual(Object.keys(responses[206]!.content as Json), [type], path);
+    assert.ok('Content-Range' in (responses[206]!.headers as Json), path);
+    assert.ok('Accept-Ranges' in (responses[200]!.headers as Json), path);
+    assert.ok('Content-Range' in (responses[416]!.headers as Json), path);
+    assert.equal(responses[416]!.content, undefined, `${path}: 416 has no body`);
+    assert.deepEqual(responses[404]?.['x-error-codes'], ['not_found'], path);
+  }
 });

@@ -54,24 +54,25 @@ export const openApiDocument: OpenApiDocument = deepFreeze({
   info: { title: 'Switchboard API', version: '1.0.0', description },
   servers: [{ url: '/', description: 'This gateway (local default http://127.0.0.1:8080).' }],
   security: security.apiKey,
+  // Section numbers of the contract stay out of the served document: readers have only this.
   tags: [
-    {
-      name: 'Language model',
-      description: 'API.md §2: completions, streamed or not, and the list of models.',
-    },
-    { name: 'Transcription', description: 'API.md §3: speech to text, as text, SRT, WebVTT or JSON.' },
-    { name: 'Images', description: 'API.md §4: image generation; images live in the shared object store.' },
+    { name: 'Language model', description: 'Completions, streamed or not, and the list of models.' },
+    { name: 'Transcription', description: 'Speech to text, as text, SRT, WebVTT or JSON.' },
+    { name: 'Images', description: 'Image generation; images live in the shared object store.' },
     {
       name: 'Animation',
-      description: 'API.md §5: image (and audio) to video, as jobs. Professional tier or higher.',
+      description:
+        'Image (and a driving video, audio or text) to video, as jobs that survive restarts and run when a worker is free. Professional tier or higher. Jobs, their inputs and their videos belong to the key that submitted them.',
     },
     {
       name: 'Browser sessions',
-      description:
-        'API.md §6: each session is its own Chromium process, owned by the key id that created it.',
+      description: 'Each session is its own Chromium process, owned by the key id that created it.',
     },
-    { name: 'Administration', description: 'API.md §7: API keys and cluster status, with the admin token.' },
-    { name: 'Operations', description: 'API.md §8: probes and this documentation. No authentication.' },
+    {
+      name: 'Administration',
+      description: "API keys, every key's animation jobs and the cluster status, with the admin token.",
+    },
+    { name: 'Operations', description: 'Probes and this documentation. No authentication.' },
   ],
   paths: { ...modelPaths, ...animatePaths, ...browserPaths, ...adminPaths },
   components: { ...sharedComponents, schemas },

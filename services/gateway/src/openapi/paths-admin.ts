@@ -1,4 +1,5 @@
 /** API.md §7 (administration) and §8 (operations: probes and these docs). */
+import { jobListParameters, jobProperties, jobRequired } from './paths-animate.js';
 import {
   adminErrors,
   errorResponses,
@@ -116,6 +117,23 @@ export const adminSchemas: Schemas = {
       key: { type: 'string', description: 'The new API key, shown only here; it works at once.' },
     },
   },
+  AdminJob: {
+    type: 'object',
+    description: 'A job as its owner sees it, plus whose it is.',
+    required: [...jobRequired, 'key_id'],
+    properties: {
+      ...jobProperties,
+      key_id: { type: 'string', description: 'The id of the key that submitted it.' },
+    },
+  },
+  AdminJobList: {
+    type: 'object',
+    required: ['data', 'has_more'],
+    properties: {
+      data: { type: 'array', items: ref('AdminJob'), description: 'Newest first.' },
+      has_more: { type: 'boolean', description: 'Whether another page follows (ask with `after`).' },
+    },
+  },
   ClusterStatus: {
     type: 'object',
     required: ['workers', 'browser_sessions', 'animation_jobs'],
@@ -157,25 +175,9 @@ export const adminSchemas: Schemas = {
         ],
       },
       animation_jobs: {
-        description: '`null` when the animation worker cannot be reached.',
-        oneOf: [
-          {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['job_id', 'backend', 'status', 'progress', 'created_at', 'updated_at'],
-              properties: {
-                job_id: { type: 'string' },
-                backend: { type: 'string' },
-                status: ref('JobStatus'),
-                progress: { type: 'number', minimum: 0, maximum: 1 },
-                created_at: { type: 'string', format: 'date-time' },
-                updated_at: { type: 'string', format: 'date-time' },
-              },
-            },
-          },
-          { type: 'null' },
-        ],
+        description:
+          'The 50 newest jobs of every key (the first page of `GET /admin/api/jobs?limit=50`); `null` when the job store cannot be read. Jobs are listed while no animation worker runs.',
+        oneOf: [{ type: 'array', items: ref('AdminJob') }, { type: 'null' }],
       },
     },
   },
@@ -264,6 +266,44 @@ export const adminPaths: Paths = {
       responses: {
         200: success('admin', 'The new key, shown only this once.', json(ref('RotatedKey'))),
         ...errorResponses('admin', [...adminErrors, ...jsonBodyErrors, 'not_found']),
+      },
+    },
+  },
+  '/admin/api/jobs': {
+    get: {
+      operationId: 'listAllJobs',
+      tags: adminTag,
+      security: security.admin,
+      summary: 'List the animation jobs of every key',
+      description:
+        'Newest first, a page at a time: pass the last `job_id` of a page as `after` for the next.',
+      parameters: jobListParameters,
+      responses: {
+        200: success('admin', 'A page of jobs.', json(ref('AdminJobList'))),
+        ...errorResponses('admin', [...adminErrors, 'invalid_request', 'unavailable']),
+      },
+    },
+  },
+  '/admin/api/jobs/{job_id}': {
+    delete: {
+      operationId: 'cancelAnyJob',
+      tags: adminTag,
+      security: security.admin,
+      summary: "Cancel any key's animation job",
+      description:
+        "As the owner's cancel: a queued job at once, a running one within 2 s; `animate.job.canceled` is published. A job that already finished → `409 job_finished`.",
+      parameters: [
+        {
+          name: 'job_id',
+          in: 'path',
+          required: true,
+          description: 'The job id, of any key.',
+          schema: { type: 'string', pattern: '^job-' },
+        },
+      ],
+      responses: {
+        200: success('admin', 'The job, canceled.', json(ref('AdminJob'))),
+        ...errorResponses('admin', [...adminErrors, 'job_not_found', 'job_finished', 'unavailable']),
       },
     },
   },

@@ -5,6 +5,8 @@ import { SwitchboardError } from '@switchboard/errors';
 import {
   InvalidObjectKeyError,
   OWNER_KEY_ID_METADATA,
+  type ByteRange,
+  type ObjectInfo,
   type ObjectStore,
   type StoredObject,
 } from '@switchboard/objectstore';
@@ -12,7 +14,8 @@ import { exactRouter } from '../http/router.js';
 import { isSessionId } from './session-id.js';
 
 const IMAGE_FILE = /^img-([A-Za-z0-9-]{1,64})\.png$/;
-const VIDEO_FILE = /^job-([A-Za-z0-9-]{1,64})\.mp4$/;
+/** A job's MP4 and its poster frame (`videos/<job id>.mp4|.jpg`, as the workers store them). */
+const VIDEO_FILE = /^job-([A-Za-z0-9-]{1,64})\.(mp4|jpg)$/;
 const CAPTURE_FILE = /^capture-\d{13,20}\.png$/;
 
 /** Stored files never change under a name (ids and capture times are unique). */
@@ -34,7 +37,7 @@ function imageKey(file: string): string {
 function videoKey(file: string): string {
   const match = VIDEO_FILE.exec(file);
   if (!match) throw notFound();
-  return `videos/job-${match[1]}.mp4`;
+  return `videos/job-${match[1]}.${match[2]}`;
 }
 
 function screenshotKey(sessionId: string, file: string): string {
@@ -42,31 +45,56 @@ function screenshotKey(sessionId: string, file: string): string {
   return `screenshots/${sessionId}/${file}`;
 }
 
-async function open(store: ObjectStore, key: string): Promise<StoredObject | null> {
+/**
+ * What a `Range` header asks of an object of `size` bytes (RFC 9110 §14): `null` to send the
+ * whole object with 200, `'unsatisfiable'` for 416, or the bytes for 206. Only one range is
+ * served: a header that is malformed, names another unit or lists several ranges is ignored
+ * (the whole file, which the RFC allows and every player copes with), so no multipart bodies.
+ */
+export function requestedRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | null {
+  if (header === undefined) return null;
+  const match = /^bytes=[ \t]*(\d*)-(\d*)[ \t]*$/i.exec(header);
+  if (!match) return null;
+  const [first, last] = [match[1]!, match[2]!];
+  if (first === '') {
+    if (last === '') return null; // `bytes=-`
+    // The last n bytes; a zero-length suffix, or any range of an empty file, selects nothing.
+    const length = Math.min(Number(last), size);
+    return length === 0 ? 'unsatisfiable' : { start: size - length, end: size - 1 };
+  }
+  const start = Number(first);
+  const end = last === '' ? Infinity : Number(last);
+  if (end < start) return null; // not a valid range at all: ignored, not refused
+  if (start >= size) return 'unsatisfiable';
+  return { start, end: Math.min(end, size - 1) };
+}
+
+/** Store failures become 503 (the cause, with any bucket name, goes to the log only). */
+async function fromStore<T>(read: () => Promise<T>): Promise<T> {
   try {
-    return await store.get(key);
+    return await read();
   } catch (error) {
     if (error instanceof InvalidObjectKeyError) throw notFound();
-    // The cause (with any bucket name) goes to the log through the error handler, not the client.
     throw new SwitchboardError('unavailable', { message: 'The file store is unavailable.', cause: error });
   }
 }
 
-/** Streams the object to its owner; anyone else gets exactly what a missing object gets. */
-async function serve(store: ObjectStore, key: string, res: Response): Promise<void> {
+/** The caller owns it, or it is answered exactly as a missing object. */
+function checkOwner(info: ObjectInfo | null, res: Response): asserts info is ObjectInfo {
   const caller = res.locals.ctx.key;
   if (!caller) throw new SwitchboardError('unauthorized');
-  const object = await open(store, key);
-  if (!object) throw notFound();
-  if (object.metadata[OWNER_KEY_ID_METADATA] !== caller.id) {
-    object.stream.destroy();
-    throw notFound();
-  }
-  res.status(200);
+  if (!info || info.metadata[OWNER_KEY_ID_METADATA] !== caller.id) throw notFound();
+}
+
+function setFileHeaders(res: Response, object: StoredObject, length: number): void {
   res.setHeader('Content-Type', object.contentType);
-  res.setHeader('Content-Length', String(object.size));
+  res.setHeader('Content-Length', String(length));
   res.setHeader('Cache-Control', storedFileCacheControl);
   res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Accept-Ranges', 'bytes');
+}
+
+async function send(object: StoredObject, res: Response): Promise<void> {
   try {
     await pipeline(object.stream, res);
   } catch (error) {
@@ -76,22 +104,76 @@ async function serve(store: ObjectStore, key: string, res: Response): Promise<vo
   }
 }
 
+/** The whole object, in one read of the store. */
+async function serveWhole(store: ObjectStore, key: string, res: Response): Promise<void> {
+  const object = await fromStore(() => store.get(key));
+  try {
+    checkOwner(object, res);
+  } catch (error) {
+    object?.stream.destroy();
+    throw error;
+  }
+  res.status(200);
+  setFileHeaders(res, object, object.size);
+  await send(object, res);
+}
+
+/**
+ * A `Range` request: the description first (owner and size, without reading the body), then
+ * only the asked bytes, so seeking in a long video reads a little of it, not all of it.
+ */
+async function serveRange(store: ObjectStore, key: string, header: string, res: Response): Promise<void> {
+  const info = await fromStore(() => store.stat(key));
+  checkOwner(info, res);
+  const range = requestedRange(header, info.size);
+  if (range === null) return serveWhole(store, key, res);
+  if (range === 'unsatisfiable') {
+    // No JSON error body: no error code covers it, and clients only read Content-Range here.
+    res.status(416);
+    res.setHeader('Content-Range', `bytes */${info.size}`);
+    res.setHeader('Accept-Ranges', 'bytes');
+    res.setHeader('Content-Length', '0');
+    res.end();
+    return;
+  }
+  const object = await fromStore(() => store.get(key, { range }));
+  // Gone since the stat (stored files are never replaced under a name, only expire).
+  if (!object) throw notFound();
+  // The store names the bytes it actually carries (a server may have cut or ignored the range).
+  const carried = object.range ?? { start: 0, end: object.size - 1 };
+  res.status(206);
+  setFileHeaders(res, object, carried.end - carried.start + 1);
+  res.setHeader('Content-Range', `bytes ${carried.start}-${carried.end}/${object.size}`);
+  await send(object, res);
+}
+
+/**
+ * Streams a stored file to its owner; anyone else gets exactly what a missing object gets. A
+ * single `Range` gets 206; an `If-Range` is never matched (no validators are sent), so the RFC
+ * has the whole file sent instead.
+ */
+async function serve(store: ObjectStore, key: string, req: Request, res: Response): Promise<void> {
+  const range = req.get('range');
+  if (range === undefined || req.get('if-range') !== undefined) return serveWhole(store, key, res);
+  return serveRange(store, key, range, res);
+}
+
 const param = (req: Request, name: string): string => {
   const value = (req.params as Record<string, string | undefined>)[name];
   return typeof value === 'string' ? value : '';
 };
 
-/** GET of generated images, videos and screenshots from the object store (API.md §4, §5, §6). */
+/** GET of generated images, videos (and their posters) and screenshots from the object store. */
 export function storedFilesRouter(store: ObjectStore): Router {
   const router = exactRouter();
   router.get('/api/images/:file', async (req, res) => {
-    await serve(store, imageKey(param(req, 'file')), res);
+    await serve(store, imageKey(param(req, 'file')), req, res);
   });
   router.get('/api/videos/:file', async (req, res) => {
-    await serve(store, videoKey(param(req, 'file')), res);
+    await serve(store, videoKey(param(req, 'file')), req, res);
   });
   router.get('/api/browser/screenshots/:sessionId/:file', async (req, res) => {
-    await serve(store, screenshotKey(param(req, 'sessionId'), param(req, 'file')), res);
+    await serve(store, screenshotKey(param(req, 'sessionId'), param(req, 'file')), req, res);
   });
   return router;
 }
