@@ -78,7 +78,7 @@ test('kill -9 of a worker mid-job: redelivered to another worker and finished ex
   assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
   assert.equal(done.attempts, 2);
   assert.equal(done.result?.frames, 360);
-  const mp4 = await fetch(`${s.gateway.url}${done.result!.url}`, { headers: bearer(key) });
+  const mp4 = await fetch(`${s.gateway.url}${done.result?.url ?? ''}`, { headers: bearer(key) });
   assert.equal((await probeMp4(Buffer.from(await mp4.arrayBuffer()))).frames, 360);
   await new Promise((resolve) => setTimeout(resolve, 300));
   const seen = eventsOf(jobId);

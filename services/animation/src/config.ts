@@ -3,7 +3,7 @@ import { env, loadConfig } from '@switchboard/config';
 import { jobEnvFields, jobSettings } from '@switchboard/jobs';
 import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
-import { backendNames, type BackendName } from './backends/backend.js';
+import { backendNames } from './backends/backend.js';
 
 const backendList = z
   .string()
@@ -55,7 +55,7 @@ const schema = z
     ...modelWorkerSettings(e),
     natsUrl: e.NATS_URL,
     jobs: { ...jobSettings(e), maxAttempts: e.ANIMATION_MAX_ATTEMPTS },
-    backends: e.ANIMATION_BACKENDS as BackendName[],
+    backends: e.ANIMATION_BACKENDS,
     concurrency: e.ANIMATION_CONCURRENCY,
     videoDiffusion: {
       defaultModel: e.ANIMATION_VIDEO_DIFFUSION_DEFAULT_MODEL,

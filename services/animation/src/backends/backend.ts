@@ -4,8 +4,9 @@
 // heartbeats, cancellation, encoding the MP4, storing it and the job's state.
 import type { Logger } from '@switchboard/telemetry';
 
-export const backendNames = ['video-diffusion', 'portrait', 'avatar'] as const;
-export type BackendName = (typeof backendNames)[number];
+// The back-end names are the job system's (queue subjects, consumers, records).
+export { backendNames, type BackendName } from '@switchboard/jobs';
+import type { BackendName } from '@switchboard/jobs';
 
 /** The job's validated parameters (API.md §5); fields that do not apply to a back-end are absent. */
 export interface JobParams {

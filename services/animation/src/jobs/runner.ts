@@ -19,7 +19,7 @@ import {
 } from '@switchboard/jobs';
 import { OWNER_KEY_ID_METADATA, type ObjectStore } from '@switchboard/objectstore';
 import type { Logger } from '@switchboard/telemetry';
-import { PermanentJobError, type Backend, type BackendName } from '../backends/backend.js';
+import { PermanentJobError, type Backend } from '../backends/backend.js';
 import { Mp4Encoder, writePoster } from '../media/encode.js';
 import { probeMedia } from '../media/probe.js';
 import type { FfmpegPaths } from '../media/run-ffmpeg.js';

@@ -63,11 +63,10 @@ export class JobMedia {
       throw invalid(field, `expected ${expectation[field]}`);
     }
     const hash = createHash('sha256');
-    const media = this;
     const metered = new Transform({
-      transform(chunk: Buffer, _encoding, done: TransformCallback) {
-        media.received += chunk.length;
-        if (media.received > media.budgetBytes) {
+      transform: (chunk: Buffer, _encoding, done: TransformCallback) => {
+        this.received += chunk.length;
+        if (this.received > this.budgetBytes) {
           done(
             new SwitchboardError('payload_too_large', {
               message: "The media are larger than the key's tier allows.",
@@ -82,9 +81,9 @@ export class JobMedia {
     });
     const key = inputKey(this.jobId, field);
     this.stored.push(key);
-    let failure: unknown;
+    let failure: Error | undefined;
     whole.on('error', (error) => metered.destroy(error));
-    metered.on('error', (error) => (failure ??= error));
+    metered.on('error', (error: Error) => (failure ??= error));
     whole.pipe(metered);
     try {
       await this.store.put(key, metered, {
@@ -93,7 +92,9 @@ export class JobMedia {
       });
     } catch (error) {
       whole.resume();
-      throw failure ?? error;
+      // The stream's own failure (too large, client gone) says more than the store's.
+      if (failure) throw failure;
+      throw error;
     }
     if (failure) throw failure;
     return { key, identity: `sha256:${hash.digest('hex')}` };
