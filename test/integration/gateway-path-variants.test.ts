@@ -66,9 +66,10 @@ test('routing is exact: other spellings are 404 for any key, the real path reach
     const res = await call(professional, method, path);
     assert.equal(res.status, 404, `${method} ${path} → ${res.status} ${res.body}`);
   }
-  // The route itself answers (no animation worker runs here, so the call is 503 unavailable).
+  // The route itself answers: no such job (a path that reaches no route is `not_found`).
   const real = await call(professional, 'GET', '/animate/job-1');
-  assert.equal(real.status, 503, real.body);
+  assert.equal(real.status, 404, real.body);
+  assert.match(real.body, /"job_not_found"/);
   for (const path of ['/Models', '/models/', '/QUERY']) {
     const res = await rawRequest(stack.gateway.url, 'GET', path, bearer(basic.key));
     assert.equal(res.status, 404, `${path} → ${res.status}`);

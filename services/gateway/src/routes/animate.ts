@@ -16,6 +16,9 @@ import { jobView } from './job-view.js';
 
 type AnimateRequest = Request & { media?: JobMedia; stored?: MediaSet };
 
+/** Stands for a JSON medium not yet stored, when only its presence matters. */
+const pending: StoredMedia = { key: '', identity: '' };
+
 const listQuery = z.object({
   status: z.enum(jobStatuses).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(20),
@@ -145,6 +148,14 @@ export function animateRouter(
       const multipart = req.is('multipart/form-data') !== false;
       const fields: AnimateFields = validate(animateFields(multipart), req.body);
       const stored: MediaSet = { ...req.stored };
+      // A missing driver is named before any JSON medium is decoded and stored.
+      const given = (field: MediaField) =>
+        stored[field] ?? (fields[field] === undefined ? undefined : pending);
+      checkDrivers(fields, {
+        image: given('image'),
+        driving_video: given('driving_video'),
+        audio: given('audio'),
+      });
       for (const field of mediaFields) {
         const value = fields[field];
         if (value === undefined) continue;
