@@ -14,7 +14,7 @@ import { startTestSite } from '../support/test-site.js';
 
 test(
   'the runner starts NATS, Redis, the workers and the gateway, serves the API, and Ctrl-C leaves nothing behind',
-  { timeout: 120_000 },
+  { timeout: 240_000 },
   async () => {
     const port = await freePort();
     const site = await startTestSite();
@@ -28,6 +28,8 @@ test(
         LOG_LEVEL: 'warn',
         ADMIN_TOKEN: 'e2e-admin-token-0123456789',
         BROWSER_ALLOWED_HOSTS: site.host,
+        // The avatar back-end against the local fake of the D-ID Talks API, as README documents.
+        SWITCHBOARD_FAKE_AVATAR: '1',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -58,7 +60,7 @@ test(
     const models = await fetch(`${base}/models`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(models.status, 200);
     const listed = ((await models.json()) as { data: { capability: string; status: string }[] }).data;
-    for (const capability of ['llm', 'whisper', 'diffusion']) {
+    for (const capability of ['llm', 'whisper', 'diffusion', 'animation']) {
       assert.ok(
         listed.some((m) => m.capability === capability && m.status === 'ready'),
         `the runner built and loaded a ${capability} development model: ${JSON.stringify(listed)}`,
@@ -90,6 +92,46 @@ test(
     const { url: imageUrl } = (await generated.json()) as { url: string };
     const png = await fetch(`${base}${imageUrl}`, { headers: { authorization: `Bearer ${key}` } });
     assert.deepEqual(pngSize(Buffer.from(await png.arrayBuffer())), { width: 256, height: 128 });
+
+    // Video jobs of all three back-ends end to end: JetStream, the worker, ffmpeg, the store.
+    const pro = await fetch(`${base}/admin/api/keys`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer e2e-admin-token-0123456789', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'e2e-pro', tier: 'enterprise' }),
+    });
+    const proAuth = {
+      authorization: `Bearer ${((await pro.json()) as { key: string }).key}`,
+      'content-type': 'application/json',
+    };
+    const face = `data:image/png;base64,${Buffer.from(await (await fetch(`${base}${imageUrl}`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer()).toString('base64')}`;
+    const speech = await makeAudioFixtures(2);
+    const voice = `data:audio/wav;base64,${Buffer.from(speech.long).toString('base64')}`;
+    await speech.remove();
+    const jobs: string[] = [];
+    for (const body of [
+      { backend: 'video-diffusion', image: face, fps: 8, duration_s: 1 },
+      { backend: 'portrait', image: face, audio: voice, fps: 10, duration_s: 1 },
+      { backend: 'avatar', image: face, audio: voice, duration_s: 1 },
+    ]) {
+      const res = await fetch(`${base}/animate`, {
+        method: 'POST',
+        headers: proAuth,
+        body: JSON.stringify(body),
+      });
+      assert.equal(res.status, 202, await res.clone().text());
+      jobs.push(((await res.json()) as { job_id: string }).job_id);
+    }
+    for (const jobId of jobs) {
+      let job: { status: string; backend: string; result: { url: string } | null; error: unknown };
+      const until = Date.now() + 60_000;
+      do {
+        await new Promise((r) => setTimeout(r, 200));
+        job = (await (await fetch(`${base}/animate/${jobId}`, { headers: proAuth })).json()) as typeof job;
+      } while (!['succeeded', 'failed', 'canceled'].includes(job.status) && Date.now() < until);
+      assert.equal(job.status, 'succeeded', `${job.backend}: ${JSON.stringify(job)}`);
+      const mp4 = await fetch(`${base}${job.result!.url}`, { headers: proAuth });
+      assert.equal(mp4.headers.get('content-type'), 'video/mp4');
+    }
 
     // A browser session end to end: Chromium, the guard, the shared local file store.
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };

@@ -124,9 +124,8 @@ export function animateRouter(
           next();
           return;
         }
-        // A form cut short keeps none of the parts already stored.
-        void (req as AnimateRequest).media!.discard();
-        next(fromMulterError(error));
+        // A form cut short keeps none of the parts already stored, before the answer goes out.
+        void (req as AnimateRequest).media!.discard().finally(() => next(fromMulterError(error)));
       });
       return;
     }
