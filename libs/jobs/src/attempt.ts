@@ -26,6 +26,8 @@ export class JobCanceledError extends Error {
   }
 }
 
+const PROGRESS_INTERVAL_MS = 100;
+
 export type Ending = 'succeeded' | 'failed' | 'retrying' | 'canceled' | 'finished-elsewhere' | 'released';
 
 export class JobAttempt {
@@ -34,6 +36,7 @@ export class JobAttempt {
   private stopWatch: (() => void) | undefined;
   private progressWrite: Promise<void> = Promise.resolve();
   private pendingProgress: number | undefined;
+  private lastProgressAt = 0;
   private ended = false;
 
   constructor(
@@ -84,16 +87,23 @@ export class JobAttempt {
     this.controller.abort(reason);
   }
 
-  /** Records progress; writes are coalesced so a fast loop never queues up KV writes. */
+  /**
+   * Records progress. Writes are coalesced and at least PROGRESS_INTERVAL_MS apart: a model step
+   * slower than that (every real one) is written each time, and a fast loop of tiny steps does not
+   * spend the cores on KV writes. The latest value is always written in the end.
+   */
   progress(fraction: number): void {
     const value = Math.min(1, Math.max(0, fraction));
     const idle = this.pendingProgress === undefined;
     this.pendingProgress = value;
     if (!idle) return;
     this.progressWrite = this.progressWrite.then(async () => {
+      const wait = this.lastProgressAt + PROGRESS_INTERVAL_MS - Date.now();
+      if (wait > 0 && !this.ended) await new Promise((resolve) => setTimeout(resolve, wait));
       const next = this.pendingProgress;
       this.pendingProgress = undefined;
       if (next === undefined || this.ended) return;
+      this.lastProgressAt = Date.now();
       await this.deps.records
         .update(this.record.owner_key_id, this.record.job_id, (current) =>
           current.status === 'running' && next > current.progress
@@ -110,7 +120,8 @@ export class JobAttempt {
     this.ended = true;
     clearInterval(this.heartbeat);
     this.stopWatch?.();
-    await this.progressWrite;
+    // A progress write still in flight cannot undo the end: it only ever changes a running
+    // record, and the compare-and-set below re-reads if it lands in between.
     return this.deps.records.update(this.record.owner_key_id, this.record.job_id, change);
   }
 

@@ -20,7 +20,7 @@ import {
 import { OWNER_KEY_ID_METADATA, type ObjectStore } from '@switchboard/objectstore';
 import type { Logger } from '@switchboard/telemetry';
 import { PermanentJobError, type Backend } from '../backends/backend.js';
-import { Mp4Encoder, writePoster } from '../media/encode.js';
+import { Mp4Encoder } from '../media/encode.js';
 import { probeMedia } from '../media/probe.js';
 import type { FfmpegPaths } from '../media/run-ffmpeg.js';
 import type { AnimationMetrics } from '../metrics.js';
@@ -127,7 +127,13 @@ export class JobRunner {
     const { record, signal } = attempt;
     const inputs = await fetchInputs(this.o.store, record, workDir, signal);
     const target = join(workDir, 'video.mp4');
-    const encoder = new Mp4Encoder(target, { paths: this.o.ffmpeg, threads: this.o.encoderThreads, signal });
+    const poster = join(workDir, 'poster.jpg');
+    const encoder = new Mp4Encoder(target, {
+      paths: this.o.ffmpeg,
+      threads: this.o.encoderThreads,
+      signal,
+      poster,
+    });
     await backend.render(
       {
         jobId: record.job_id,
@@ -142,15 +148,18 @@ export class JobRunner {
       encoder,
     );
     const spec = await encoder.finished();
-    const probed = await probeMedia(this.o.ffmpeg, target, { countFrames: true, signal });
-    if (probed.video?.frames !== spec.frames) {
-      throw new Error(`the encoded video has ${probed.video?.frames ?? 0} frames, not ${spec.frames}`);
+    if (encoder.transcoded) {
+      // A vendor's video was resampled: count what came out (packets, so without decoding).
+      const probed = await probeMedia(this.o.ffmpeg, target, { countPackets: true, signal });
+      if (probed.video?.frames !== spec.frames) {
+        throw new Error(`the encoded video has ${probed.video?.frames ?? 0} frames, not ${spec.frames}`);
+      }
     }
-    const poster = join(workDir, 'poster.jpg');
-    await writePoster(this.o.ffmpeg, target, poster, signal);
+    await Promise.all([
+      this.store(record, videoKey(record.job_id), target, 'video/mp4'),
+      this.store(record, posterKey(record.job_id), poster, 'image/jpeg'),
+    ]);
     signal.throwIfAborted();
-    await this.store(record, videoKey(record.job_id), target, 'video/mp4');
-    await this.store(record, posterKey(record.job_id), poster, 'image/jpeg');
     attempt.progress(1);
     return {
       video_key: videoKey(record.job_id),

@@ -2,12 +2,35 @@
 // `fps`, the clip's audio as AAC. Flags that stamp versions or times are off, and the thread
 // count is fixed, so the same frames always give the same bytes.
 import type { ClipSpec, FrameSink, VideoOutput } from '../backends/backend.js';
-import { runToBuffer, startProcess, type FfmpegPaths } from './run-ffmpeg.js';
+import { startProcess, type FfmpegPaths } from './run-ffmpeg.js';
 
 export interface EncoderOptions {
   readonly paths: FfmpegPaths;
   readonly threads: number;
   readonly signal: AbortSignal;
+  /** Where the poster (the clip's first frame, JPEG) goes: written by the same ffmpeg run. */
+  readonly poster: string;
+}
+
+/** A second output of the same run: the first frame as a JPEG at the clip's size. */
+function posterArgs(spec: ClipSpec, target: string): string[] {
+  return [
+    '-map',
+    '0:v:0',
+    '-vf',
+    `scale=${spec.width}:${spec.height}:flags=bicubic`,
+    '-frames:v',
+    '1',
+    '-q:v',
+    '3',
+    '-an',
+    '-map_metadata',
+    '-1',
+    '-fflags',
+    '+bitexact',
+    '-y',
+    target,
+  ];
 }
 
 function outputArgs(spec: ClipSpec, threads: number, hasAudio: boolean, target: string): string[] {
@@ -51,6 +74,11 @@ const quiet = ['-nostdin', '-hide_banner', '-loglevel', 'error'];
 export class Mp4Encoder implements VideoOutput {
   private done: Promise<void> | undefined;
   spec: ClipSpec | undefined;
+  /**
+   * Whether the back-end handed over a finished video: its frame count then depends on the
+   * source's timing and is checked on the result; raw frames are counted as they are written.
+   */
+  transcoded = false;
 
   constructor(
     private readonly target: string,
@@ -77,6 +105,7 @@ export class Mp4Encoder implements VideoOutput {
         'pipe:0',
         ...audio,
         ...outputArgs(spec, this.options.threads, spec.audio !== undefined, this.target),
+        ...posterArgs(spec, this.options.poster),
       ],
       this.options.signal,
     );
@@ -107,6 +136,7 @@ export class Mp4Encoder implements VideoOutput {
 
   transcode(path: string, spec: ClipSpec): Promise<void> {
     this.claim(spec);
+    this.transcoded = true;
     const seconds = spec.frames / spec.fps;
     const audio = spec.audio === undefined ? [] : ['-i', spec.audio];
     // fps resamples; scale fits the contract's even size; tpad holds the last frame when the
@@ -115,7 +145,11 @@ export class Mp4Encoder implements VideoOutput {
     const args = [...quiet, '-i', path, ...audio, '-vf', filter];
     const mapped = outputArgs(spec, this.options.threads, true, this.target);
     if (spec.audio === undefined) mapped.splice(0, 4, '-map', '0:v:0', '-map', '0:a:0?');
-    const running = startProcess(this.options.paths.ffmpeg, [...args, ...mapped], this.options.signal);
+    const running = startProcess(
+      this.options.paths.ffmpeg,
+      [...args, ...mapped, ...posterArgs(spec, this.options.poster)],
+      this.options.signal,
+    );
     running.child.stdin.end();
     this.done = running.done;
     return running.done;
@@ -136,32 +170,4 @@ export class Mp4Encoder implements VideoOutput {
     if (!Number.isInteger(spec.frames) || spec.frames < 1) throw new Error(`bad frame count ${spec.frames}`);
     this.spec = spec;
   }
-}
-
-/** The first frame as a JPEG poster. */
-export async function writePoster(
-  paths: FfmpegPaths,
-  video: string,
-  target: string,
-  signal: AbortSignal,
-): Promise<void> {
-  await runToBuffer(
-    paths.ffmpeg,
-    [
-      ...quiet,
-      '-i',
-      video,
-      '-frames:v',
-      '1',
-      '-q:v',
-      '3',
-      '-map_metadata',
-      '-1',
-      '-fflags',
-      '+bitexact',
-      '-y',
-      target,
-    ],
-    signal,
-  );
 }

@@ -7,7 +7,7 @@ export interface VideoStreamInfo {
   readonly height: number;
   /** Frames per second (the stream's average rate), when the file says. */
   readonly fps: number | undefined;
-  /** Frame count, when the container records it (counted frames with `countFrames`). */
+  /** Frame count, when the container records it (counted with `countFrames` or `countPackets`). */
   readonly frames: number | undefined;
   readonly pixFmt: string;
 }
@@ -38,6 +38,7 @@ interface ProbeJson {
     r_frame_rate?: string;
     nb_frames?: string;
     nb_read_frames?: string;
+    nb_read_packets?: string;
     pix_fmt?: string;
     sample_rate?: string;
     channels?: number;
@@ -56,14 +57,18 @@ const finite = (raw: string | undefined): number | undefined => {
   return raw !== undefined && raw !== 'N/A' && Number.isFinite(value) ? value : undefined;
 };
 
-/** Probes `path`; throws FfmpegError when ffprobe cannot read it. `countFrames` decodes to count. */
+/**
+ * Probes `path`; throws FfmpegError when ffprobe cannot read it. `countFrames` decodes every frame
+ * to count them; `countPackets` counts without decoding (one packet per frame in H.264 MP4s).
+ */
 export async function probeMedia(
   paths: FfmpegPaths,
   path: string,
-  options: { countFrames?: boolean; signal?: AbortSignal } = {},
+  options: { countFrames?: boolean; countPackets?: boolean; signal?: AbortSignal } = {},
 ): Promise<MediaInfo> {
   const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams'];
   if (options.countFrames) args.push('-count_frames');
+  if (options.countPackets) args.push('-count_packets');
   const out = await runToBuffer(paths.ffprobe, [...args, '-i', path], options.signal);
   const json = JSON.parse(out.toString('utf8')) as ProbeJson;
   const streams = json.streams ?? [];
@@ -77,7 +82,7 @@ export async function probeMedia(
       width: v.width ?? 0,
       height: v.height ?? 0,
       fps: rate(v.avg_frame_rate) ?? rate(v.r_frame_rate),
-      frames: finite(v.nb_read_frames) ?? finite(v.nb_frames),
+      frames: finite(v.nb_read_frames) ?? finite(v.nb_read_packets) ?? finite(v.nb_frames),
       pixFmt: v.pix_fmt ?? '',
     },
     audio: a && {
