@@ -2,7 +2,7 @@
 // an animation stack (NATS, Redis, gateways, a shared object-store folder; workers started and
 // killed at will), media fixtures made with ffmpeg, and helpers to follow jobs and check MP4s.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -192,7 +192,7 @@ export async function probeMp4(bytes: Buffer): Promise<Probe> {
   const dir = await mkdtemp(join(tmpdir(), 'sb-probe-'));
   try {
     const path = join(dir, 'video.mp4');
-    await (await import('node:fs/promises')).writeFile(path, bytes);
+    await writeFile(path, bytes);
     const { stdout } = await run('ffprobe', [
       '-v',
       'error',
