@@ -15,15 +15,6 @@ export type { VendorErrorKind } from './errors.js';
 
 export const MODEL_ID = 'd-id-talks';
 
-/** Suggested defaults for the worker's config (AVATAR_* variables). */
-export const avatarDefaults = {
-  baseUrl: 'https://api.d-id.com',
-  deadlineMs: 10 * 60_000,
-  pollIntervalMs: 2_000,
-  requestTimeoutMs: 30_000,
-  voice: DEFAULT_VOICE,
-} as const;
-
 export interface AvatarBackendOptions {
   /** AVATAR_BASE_URL; unset (or no key) = not configured. */
   readonly baseUrl?: string | undefined;
