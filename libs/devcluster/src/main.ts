@@ -3,6 +3,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCluster, type Cluster } from './cluster.js';
+import { lineFormatter } from './log-lines.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -27,11 +28,12 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown(0));
   process.on('SIGTERM', () => shutdown(0));
 
+  const formatLine = lineFormatter(process.stdout.isTTY === true);
   say('[switchboard] starting NATS, Redis, the workers and the gateway…');
   const cluster = await startCluster({
     root,
     env: process.env,
-    onLine: (service, line) => say(`[${service}] ${line}`),
+    onLine: (service, line) => say(formatLine(service, line)),
     onNotice: (message) => say(`[switchboard] ${message}`),
     onCrash: (service) => {
       say(`[switchboard] ${service} exited unexpectedly`);
