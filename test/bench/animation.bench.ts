@@ -20,12 +20,12 @@ import {
   JobTaker,
   jobNames,
   newJobId,
-  videoKey,
   type JobBoardOptions,
   type JobInputs,
   type JobParams,
   type JobResult,
 } from '@switchboard/jobs';
+import { videoKey } from '@switchboard/objectstore';
 import type {
   Backend,
   ClipSpec,

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadOnnxPipeline } from '@switchboard/diffusion/dist/adapters/onnx-pipeline.js';
 import { denoise } from '@switchboard/diffusion/dist/generation/denoise.js';
-import { encodePng } from '@switchboard/diffusion/dist/image/png.js';
+import { encodePng } from '@switchboard/diffusion/dist/images/png.js';
 import { useLocalModels } from '@switchboard/models';
 import { bearer, createKey } from '../support/admin.js';
 import { startStack } from '../support/stack.js';

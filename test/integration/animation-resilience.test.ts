@@ -4,8 +4,7 @@
 // speaking its wire format, through its success and failure modes.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { inputKey } from '@switchboard/jobs';
-import { LocalObjectStore } from '@switchboard/objectstore';
+import { LocalObjectStore, inputKey } from '@switchboard/objectstore';
 import { connect, type NatsConnection } from 'nats';
 import { bearer } from '../support/admin.js';
 import {

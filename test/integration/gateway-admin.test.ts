@@ -86,6 +86,19 @@ test('patch changes the tier; bad input is 400 with param', async () => {
   assert.equal((await errorOf(missing)).code, 'not_found');
 });
 
+test('patch answers with the last-used time, as get does', async () => {
+  const key = await createKey(stack.gateway, { tier: 'basic' });
+  assert.equal((await models(stack.gateway.url, key.key)).status, 200);
+  const got = await admin(stack.gateway, 'GET', `/keys/${key.id}`);
+  const { last_used_at: used } = (await got.json()) as { last_used_at: string | null };
+  assert.match(String(used), /^\d{4}-\d\d-\d\dT/);
+  const patched = await admin(stack.gateway, 'PATCH', `/keys/${key.id}`, { name: 'renamed' });
+  assert.equal(patched.status, 200);
+  const view = (await patched.json()) as { name: string; last_used_at: string | null };
+  assert.equal(view.name, 'renamed');
+  assert.equal(view.last_used_at, used);
+});
+
 test('rotate with grace: the old secret works until the grace ends, the new one at once', async () => {
   const key = await createKey(stack.gateway);
   const res = await admin(stack.gateway, 'POST', `/keys/${key.id}/rotate`, { grace_seconds: 2 });

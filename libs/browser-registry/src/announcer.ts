@@ -1,5 +1,5 @@
 import type { KV, NatsConnection } from 'nats';
-import type { Logger } from '@switchboard/keys';
+import type { Logger } from '@switchboard/telemetry';
 import {
   encodeRecord,
   SESSION_RECORD_MAX_AGE_MS,

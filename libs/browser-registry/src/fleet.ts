@@ -1,5 +1,6 @@
 import type { KV, KvEntry, NatsConnection } from 'nats';
-import { watchBucket, type BucketWatch, type Logger } from '@switchboard/keys';
+import { watchBucket, type BucketWatch } from '@switchboard/keys';
+import type { Logger } from '@switchboard/telemetry';
 import {
   decodeSession,
   decodeWorker,

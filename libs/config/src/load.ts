@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { deepFreeze, type DeepReadonly } from './freeze.js';
 
 /** Thrown when the environment is wrong; names every bad variable at once, not just the first. */
 export class ConfigError extends Error {
@@ -9,20 +10,6 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
     this.problems = problems;
   }
-}
-
-type DeepReadonly<T> = T extends (infer U)[]
-  ? readonly DeepReadonly<U>[]
-  : T extends object
-    ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-    : T;
-
-function deepFreeze<T>(value: T): DeepReadonly<T> {
-  if (value && typeof value === 'object') {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
-  }
-  return value as DeepReadonly<T>;
 }
 
 /**
@@ -41,5 +28,5 @@ export function loadConfig<S extends z.ZodType>(
       result.error.issues.map((issue) => `${issue.path.join('.') || '(environment)'}: ${issue.message}`),
     );
   }
-  return deepFreeze(result.data);
+  return deepFreeze(result.data) as DeepReadonly<typeof result.data>;
 }

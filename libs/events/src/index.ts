@@ -2,4 +2,4 @@
  * @switchboard/events — the NATS events of API.md §8 (`switchboard.events.<area>.<event>`), one
  * publisher for every process that emits them.
  */
-export { EventPublisher, type EventLogger } from './publisher.js';
+export { EventPublisher } from './publisher.js';

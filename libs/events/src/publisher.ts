@@ -1,14 +1,11 @@
 import type { NatsConnection } from 'nats';
-
-export interface EventLogger {
-  warn(obj: object, msg: string): void;
-}
+import type { Logger } from '@switchboard/telemetry';
 
 /** Publishes `switchboard.events.<area>.<event>` (API.md §8); an event never fails a request. */
 export class EventPublisher {
   constructor(
     private readonly nats: NatsConnection,
-    private readonly logger: EventLogger,
+    private readonly logger: Logger,
   ) {}
 
   publish(event: string, body: Record<string, unknown>): void {

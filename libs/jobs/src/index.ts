@@ -18,10 +18,6 @@ export { newJobId, isJobId } from './ids.js';
 export {
   jobStatuses,
   isFinished,
-  videoKey,
-  posterKey,
-  inputKey,
-  inputPrefix,
   type JobStatus,
   type JobRecord,
   type JobParams,

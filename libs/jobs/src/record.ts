@@ -80,12 +80,3 @@ export interface JobMessage {
   readonly job_id: string;
   readonly owner_key_id: string;
 }
-
-/** The object key a job's MP4 is stored under (and the gateway serves as /api/videos/<job id>.mp4). */
-export const videoKey = (jobId: string): string => `videos/${jobId}.mp4`;
-/** Its poster frame (/api/videos/<job id>.jpg). */
-export const posterKey = (jobId: string): string => `videos/${jobId}.jpg`;
-/** Where the gateway stores a job's uploaded media. */
-export const inputKey = (jobId: string, field: 'image' | 'driving_video' | 'audio'): string =>
-  `animation-inputs/${jobId}/${field}`;
-export const inputPrefix = (jobId: string): string => `animation-inputs/${jobId}/`;

@@ -1,6 +1,5 @@
 export { parseApiKey, formatApiKey, hashSecret, isKeyId, type ParsedApiKey } from './format.js';
 export {
-  publicView,
   tiers,
   type Tier,
   type KeyStatus,
@@ -10,4 +9,4 @@ export {
 } from './record.js';
 export { normalizeCidr, GRACE_SECONDS_MAX, type CreateKeyInput, type KeyPatch } from './validate.js';
 export { KeyStore, DEFAULT_BUCKET, type KeyStoreOptions, type IssuedKey } from './store.js';
-export { watchBucket, type BucketWatch, type Logger } from './watch.js';
+export { watchBucket, type BucketWatch } from './watch.js';

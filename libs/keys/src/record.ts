@@ -37,7 +37,8 @@ export interface PublicKeyView {
   status: KeyStatus;
 }
 
-export function publicView(record: KeyRecord, lastUsedAt: string | null = null): PublicKeyView {
+/** The fields of a view; KeyStore.publicView() is the one way to get a view, with the last use. */
+export function viewFields(record: KeyRecord, lastUsedAt: string | null): PublicKeyView {
   return {
     id: record.id,
     name: record.name,

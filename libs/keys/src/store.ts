@@ -1,7 +1,7 @@
 import type { KV, KvEntry, NatsConnection } from 'nats';
 import { SwitchboardError } from '@switchboard/errors';
 import { formatApiKey, hashSecret, isKeyId, keyPrefix, newKeyId, newSecret } from './format.js';
-import { isKeyRecord, publicView, type KeyRecord, type PublicKeyView, type StoredSecret } from './record.js';
+import { isKeyRecord, viewFields, type KeyRecord, type PublicKeyView, type StoredSecret } from './record.js';
 import { UsageTracker } from './usage.js';
 import {
   validateCreate,
@@ -11,7 +11,8 @@ import {
   type KeyPatch,
 } from './validate.js';
 import { KeyView } from './view.js';
-import { watchBucket, type BucketWatch, type Logger } from './watch.js';
+import type { Logger } from '@switchboard/telemetry';
+import { watchBucket, type BucketWatch } from './watch.js';
 
 export interface KeyStoreOptions {
   /** KV bucket of key records; last-used times go to `<bucket>_usage`. */
@@ -144,7 +145,7 @@ export class KeyStore {
 
   /** The admin view of a record, with this replica's best knowledge of its last use. */
   publicView(record: KeyRecord): PublicKeyView {
-    return publicView(record, this.usage.lastUsedAt(record.id));
+    return viewFields(record, this.usage.lastUsedAt(record.id));
   }
 
   /** Every key, revoked ones included, oldest first, once this replica has caught up with the bucket. */

@@ -1,5 +1,5 @@
 import type { KV, KvEntry } from 'nats';
-import type { Logger } from './watch.js';
+import type { Logger } from '@switchboard/telemetry';
 
 /**
  * Last-used times without a write per request. touch() only notes the time in memory; flush()

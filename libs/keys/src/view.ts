@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { hashSecret, parseApiKey } from './format.js';
+import { deepFreeze } from '@switchboard/config';
 import type { KeyRecord } from './record.js';
 
 interface Entry {
@@ -69,12 +70,4 @@ export class KeyView {
     }
     return ok ? entry.record : null;
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
 }

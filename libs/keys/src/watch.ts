@@ -1,8 +1,5 @@
 import type { KV, KvEntry } from 'nats';
-
-export interface Logger {
-  warn(obj: object, msg: string): void;
-}
+import type { Logger } from '@switchboard/telemetry';
 
 export interface BucketWatch {
   /** Resolves once every value present when the watch started has been handed to onEntry. */

@@ -1,3 +1,4 @@
+import { SCREENSHOTS_PREFIX } from './layout.js';
 import { LocalObjectStore } from './local.js';
 import type { ObjectStore } from './object-store.js';
 import { S3ObjectStore } from './s3.js';
@@ -18,7 +19,9 @@ export interface ObjectStoreConfig {
 }
 
 /** Default retention: screenshots 7 days (API.md §6); images and videos until removed. */
-export const defaultRetentionDays: Readonly<Record<string, number>> = Object.freeze({ 'screenshots/': 7 });
+export const defaultRetentionDays: Readonly<Record<string, number>> = Object.freeze({
+  [SCREENSHOTS_PREFIX]: 7,
+});
 
 /** S3 when an endpoint is configured, else the local directory. */
 export function createObjectStore(config: ObjectStoreConfig): ObjectStore {

@@ -11,6 +11,21 @@ export {
   type ReadyReport,
   type StoredObject,
 } from './object-store.js';
+export {
+  SCREENSHOTS_PREFIX,
+  newImageId,
+  imageKey,
+  videoKey,
+  posterKey,
+  captureFileName,
+  screenshotKey,
+  inputKey,
+  inputPrefix,
+  imageKeyOfFile,
+  videoKeyOfFile,
+  screenshotKeyOfFile,
+  type AnimationInputField,
+} from './layout.js';
 export { LocalObjectStore } from './local.js';
 export { S3ObjectStore, lifecycleConfig, type S3StoreConfig } from './s3.js';
 export { createObjectStore, defaultRetentionDays, type ObjectStoreConfig } from './create.js';

@@ -5,5 +5,4 @@ export {
   type RateLimiter,
   type RateLimiterOptions,
   type RateLimitResult,
-  type Logger,
 } from './limiter.js';

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { Logger } from '@switchboard/telemetry';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 /** Fixed windows of one minute: limits are stated "per minute" (API.md §1, `w=60`). */
@@ -12,11 +13,6 @@ export interface RateLimitResult {
   remaining: number;
   /** Whole seconds until the window resets; ≥ 1, usable as Retry-After. */
   resetSeconds: number;
-}
-
-export interface Logger {
-  warn(obj: object, msg: string): void;
-  info(obj: object, msg: string): void;
 }
 
 export interface RateLimiterOptions {

@@ -3,8 +3,8 @@
 import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { inputPrefix, type JobRecord } from '@switchboard/jobs';
-import type { ObjectStore } from '@switchboard/objectstore';
+import type { JobRecord } from '@switchboard/jobs';
+import { inputPrefix, type ObjectStore } from '@switchboard/objectstore';
 import type { JobInputs } from '../backends/backend.js';
 
 async function download(

@@ -9,15 +9,13 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { JsMsg } from 'nats';
 import {
-  posterKey,
-  videoKey,
   type Ending,
   type JobAttempt,
   type JobRecord,
   type JobResult,
   type JobTaker,
 } from '@switchboard/jobs';
-import { OWNER_KEY_ID_METADATA, type ObjectStore } from '@switchboard/objectstore';
+import { OWNER_KEY_ID_METADATA, posterKey, videoKey, type ObjectStore } from '@switchboard/objectstore';
 import type { Logger } from '@switchboard/telemetry';
 import { PermanentJobError, type Backend } from '../backends/backend.js';
 import { Mp4Encoder } from '../media/encode.js';

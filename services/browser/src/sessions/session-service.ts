@@ -14,7 +14,7 @@ import type {
 import type { RegistryAnnouncer } from '@switchboard/browser-registry';
 import { SwitchboardError } from '@switchboard/errors';
 import type { EventPublisher } from '@switchboard/events';
-import { OWNER_KEY_ID_METADATA, type ObjectStore } from '@switchboard/objectstore';
+import { OWNER_KEY_ID_METADATA, screenshotKey, type ObjectStore } from '@switchboard/objectstore';
 import type { Logger } from '@switchboard/telemetry';
 import type { BrowserPool } from '../chromium/browser-pool.js';
 import type { PooledBrowser } from '../chromium/pooled-browser.js';
@@ -173,7 +173,7 @@ export class SessionService {
         const png = await screenshot(browser.cdp);
         const name = session.nextCaptureName();
         try {
-          await this.o.objects.put(`screenshots/${session.id}/${name}`, png, {
+          await this.o.objects.put(screenshotKey(session.id, name), png, {
             contentType: 'image/png',
             size: png.length,
             metadata: { [OWNER_KEY_ID_METADATA]: session.ownerKeyId },

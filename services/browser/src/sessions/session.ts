@@ -1,5 +1,6 @@
 import type { Session__Output } from '@switchboard/contracts';
 import { SwitchboardError } from '@switchboard/errors';
+import { captureFileName } from '@switchboard/objectstore';
 import type { PooledBrowser } from '../chromium/pooled-browser.js';
 import type { GuardWatch } from './page-actions.js';
 
@@ -62,7 +63,7 @@ export class BrowserSession implements GuardWatch {
   /** Capture names use unix ms; two captures in one millisecond still get distinct names. */
   nextCaptureName(): string {
     this.lastCaptureMs = Math.max(Date.now(), this.lastCaptureMs + 1);
-    return `capture-${this.lastCaptureMs}.png`;
+    return captureFileName(this.lastCaptureMs);
   }
 
   mark(): number {

@@ -1,7 +1,6 @@
 // Image generation as the RPC sees it: check the request, take a place in the queue, run the
 // pipeline, store the PNG (owner's key id as metadata) and answer where it is. Everything that can
 // refuse a request does so before it takes a queue slot.
-import { randomUUID } from 'node:crypto';
 import type {
   GenerateImageRequest__Output,
   GenerateImageResponse,
@@ -10,10 +9,10 @@ import type {
 import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
 import type { RequestContext } from '@switchboard/grpc';
 import type { ModelRegistry, WorkQueue } from '@switchboard/models';
-import { OWNER_KEY_ID_METADATA, type ObjectStore } from '@switchboard/objectstore';
+import { OWNER_KEY_ID_METADATA, imageKey, newImageId, type ObjectStore } from '@switchboard/objectstore';
 import { denoise } from '../generation/denoise.js';
 import type { DiffusionModel } from '../generation/diffusion-model.js';
-import { encodePng } from '../image/png.js';
+import { encodePng } from './png.js';
 import { sizeLabel, type DiffusionMetrics } from '../metrics.js';
 import { pixelBudget, type PixelBudgets } from './pixel-budget.js';
 import { toImageRequest } from './request.js';
@@ -44,7 +43,7 @@ export class ImageService {
         });
         const loopSeconds = (performance.now() - started) / 1000;
         const png = await encodePng(pixels);
-        const imageId = `img-${randomUUID()}`;
+        const imageId = newImageId();
         ctx.signal.throwIfAborted();
         await this.store(imageId, png, ctx.keyId ?? '');
         this.metrics.stepsPerSecond.observe(labels, image.steps / loopSeconds);
@@ -83,7 +82,7 @@ export class ImageService {
 
   private async store(imageId: string, png: Buffer, ownerKeyId: string): Promise<void> {
     try {
-      await this.objects.put(`images/${imageId}.png`, png, {
+      await this.objects.put(imageKey(imageId), png, {
         contentType: 'image/png',
         size: png.length,
         metadata: { [OWNER_KEY_ID_METADATA]: ownerKeyId },

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { type KeyStore, publicView } from '@switchboard/keys';
+import type { KeyStore } from '@switchboard/keys';
 import { z } from 'zod';
 import { exactRouter } from '../http/router.js';
 import { tierNames } from '../config.js';
@@ -38,7 +38,7 @@ export function keysRouter(keys: KeyStore, events: EventPublisher, bodyLimitByte
     const input = validate(createBody, req.body);
     const { record, key } = await keys.create(input);
     events.publish('keys.created', { key_id: record.id, tier: record.tier });
-    res.status(201).json({ ...publicView(record), key });
+    res.status(201).json({ ...keys.publicView(record), key });
   });
 
   router.get('/keys', async (_req, res) => {
@@ -51,7 +51,7 @@ export function keysRouter(keys: KeyStore, events: EventPublisher, bodyLimitByte
 
   router.patch('/keys/:id', body, async (req, res) => {
     const patch = validate(patchBody, req.body);
-    res.json(publicView(await keys.update(String(req.params.id), patch)));
+    res.json(keys.publicView(await keys.update(String(req.params.id), patch)));
   });
 
   router.post('/keys/:id/rotate', body, async (req, res) => {

@@ -5,8 +5,14 @@
 import { createHash } from 'node:crypto';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { SwitchboardError } from '@switchboard/errors';
-import { inputKey } from '@switchboard/jobs';
-import { InvalidObjectKeyError, OWNER_KEY_ID_METADATA, type ObjectStore } from '@switchboard/objectstore';
+import {
+  InvalidObjectKeyError,
+  OWNER_KEY_ID_METADATA,
+  imageKeyOfFile,
+  inputKey,
+  videoKeyOfFile,
+  type ObjectStore,
+} from '@switchboard/objectstore';
 import { acceptedType, expectation, kindOfField, SNIFF_BYTES } from './media-type.js';
 import type { MediaField } from './request.js';
 
@@ -17,8 +23,20 @@ export interface StoredMedia {
   readonly identity: string;
 }
 
-const IMAGE_URL = /^\/api\/images\/(img-[A-Za-z0-9-]{1,64}\.png)$/;
-const VIDEO_URL = /^\/api\/videos\/(job-[A-Za-z0-9-]{1,64}\.mp4)$/;
+const IMAGE_URL = /^\/api\/images\/([^/]+)$/;
+const VIDEO_URL = /^\/api\/videos\/([^/]+)$/;
+/** The object key behind an image URL (for `image`) or a video URL, not a poster (for `driving_video`). */
+function referencedKey(field: MediaField, url: string): string | null {
+  if (field === 'image') {
+    const file = IMAGE_URL.exec(url)?.[1];
+    return file === undefined ? null : imageKeyOfFile(file);
+  }
+  if (field !== 'driving_video') return null;
+  const file = VIDEO_URL.exec(url)?.[1];
+  const video = file === undefined ? null : videoKeyOfFile(file);
+  return video && !video.poster ? video.key : null;
+}
+
 const DATA_URL = /^data:([a-z]+)\/([A-Za-z0-9.+-]+);base64,/;
 
 const invalid = (field: MediaField, message: string) =>
@@ -111,9 +129,8 @@ export class JobMedia {
       if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64)) throw invalid(field, 'the data: URL is not valid base64');
       return this.fromStream(field, Readable.from([Buffer.from(base64, 'base64')]));
     }
-    const reference =
-      field === 'image' ? IMAGE_URL.exec(value) : field === 'driving_video' ? VIDEO_URL.exec(value) : null;
-    if (!reference) {
+    const key = referencedKey(field, value);
+    if (!key) {
       throw invalid(
         field,
         field === 'image'
@@ -123,7 +140,6 @@ export class JobMedia {
             : 'expected a data:audio/…;base64 URL or a file part',
       );
     }
-    const key = field === 'image' ? `images/${reference[1]}` : `videos/${reference[1]}`;
     await this.checkOwned(key);
     return { key, identity: `ref:${key}` };
   }

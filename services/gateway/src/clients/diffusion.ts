@@ -1,6 +1,6 @@
 import {
   Diffusion,
-  type DiffusionClient as GrpcDiffusion,
+  type DiffusionClient,
   type GenerateImageRequest,
   type GenerateImageResponse__Output,
   type ModelInfo__Output,
@@ -12,9 +12,9 @@ import { listModelsOf, type Capability, type ModelLister } from './model-lister.
 import { endpointClientOptions, type WorkerEndpoint } from './worker-endpoint.js';
 
 /** The gateway's one door to the diffusion worker. */
-export class DiffusionClient implements ModelLister {
+export class DiffusionWorker implements ModelLister {
   readonly capability: Capability = 'diffusion';
-  readonly grpc: GrpcDiffusion;
+  readonly grpc: DiffusionClient;
 
   constructor(endpoint: WorkerEndpoint, logger: Logger) {
     this.grpc = createClient(Diffusion, endpoint.address, endpointClientOptions(endpoint, logger));

@@ -5,10 +5,10 @@ import type { Logger } from '@switchboard/telemetry';
 import { credentials } from '@grpc/grpc-js';
 import type { JobBoard } from '@switchboard/jobs';
 import { AnimationJobs } from './animation.js';
-import { BrowserClient } from './browser.js';
-import { DiffusionClient } from './diffusion.js';
-import { LlmClient } from './llm.js';
-import { WhisperClient } from './whisper.js';
+import { SessionRouter } from '../sessions/session-router.js';
+import { DiffusionWorker } from './diffusion.js';
+import { LlmWorker } from './llm.js';
+import { WhisperWorker } from './whisper.js';
 import type { WorkerEndpoint } from './worker-endpoint.js';
 
 export type WorkerName = 'llm' | 'whisper' | 'diffusion' | 'animation' | 'browser';
@@ -21,11 +21,12 @@ export interface WorkerHealth {
 
 /** One client per worker, made once at start-up (DESIGN.md), plus their health. */
 export interface WorkerClients {
-  llm: LlmClient;
-  whisper: WhisperClient;
-  diffusion: DiffusionClient;
+  llm: LlmWorker;
+  whisper: WhisperWorker;
+  diffusion: DiffusionWorker;
   animation: AnimationJobs;
-  browser: BrowserClient;
+  /** Browser calls go through the session router (placement, ownership, stickiness). */
+  browser: SessionRouter;
   health(): Promise<WorkerHealth[]>;
   close(): void;
 }
@@ -42,10 +43,10 @@ export function createWorkerClients(
 ): WorkerClients {
   const at = (name: CalledWorker): WorkerEndpoint => ({ ...endpoints[name], clusterSecret });
   const clients = {
-    llm: new LlmClient(at('llm'), logger),
-    whisper: new WhisperClient(at('whisper'), logger),
-    diffusion: new DiffusionClient(at('diffusion'), logger),
-    browser: new BrowserClient(at('browser'), logger, fleet),
+    llm: new LlmWorker(at('llm'), logger),
+    whisper: new WhisperWorker(at('whisper'), logger),
+    diffusion: new DiffusionWorker(at('diffusion'), logger),
+    browser: new SessionRouter(at('browser'), logger, fleet),
   };
   const addresses: Record<WorkerName, string> = {
     llm: endpoints.llm.address,

@@ -3,7 +3,7 @@ import {
   type CompleteChunk__Output,
   type CompleteRequest,
   type CompleteResponse__Output,
-  type LlmClient as GrpcLlm,
+  type LlmClient,
   type ModelInfo__Output,
 } from '@switchboard/contracts';
 import { callMetadata, createClient, unary } from '@switchboard/grpc';
@@ -14,9 +14,9 @@ import { readStream } from './streaming.js';
 import { endpointClientOptions, type WorkerEndpoint } from './worker-endpoint.js';
 
 /** The gateway's one door to the llm worker. */
-export class LlmClient implements ModelLister {
+export class LlmWorker implements ModelLister {
   readonly capability: Capability = 'llm';
-  readonly grpc: GrpcLlm;
+  readonly grpc: LlmClient;
 
   constructor(endpoint: WorkerEndpoint, logger: Logger) {
     this.grpc = createClient(Llm, endpoint.address, endpointClientOptions(endpoint, logger));

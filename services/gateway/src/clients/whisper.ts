@@ -3,7 +3,7 @@ import {
   type ModelInfo__Output,
   type TranscribeChunk,
   type TranscribeResponse__Output,
-  type WhisperClient as GrpcWhisper,
+  type WhisperClient,
 } from '@switchboard/contracts';
 import { callMetadata, createClient } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
@@ -15,9 +15,9 @@ import { endpointClientOptions, type WorkerEndpoint } from './worker-endpoint.js
 export type TranscriptionUpload = StreamSender<TranscribeChunk, TranscribeResponse__Output>;
 
 /** The gateway's one door to the whisper worker. */
-export class WhisperClient implements ModelLister {
+export class WhisperWorker implements ModelLister {
   readonly capability: Capability = 'whisper';
-  readonly grpc: GrpcWhisper;
+  readonly grpc: WhisperClient;
 
   constructor(endpoint: WorkerEndpoint, logger: Logger) {
     this.grpc = createClient(Whisper, endpoint.address, endpointClientOptions(endpoint, logger));
@@ -25,7 +25,7 @@ export class WhisperClient implements ModelLister {
 
   /** Opens the client stream; the caller sends the options, then the bytes, then finishes. */
   transcribe(ctx: CallContext): TranscriptionUpload {
-    let call: ReturnType<GrpcWhisper['Transcribe']> | undefined;
+    let call: ReturnType<WhisperClient['Transcribe']> | undefined;
     const response = new Promise<TranscribeResponse__Output>((resolve, reject) => {
       call = this.grpc.Transcribe(callMetadata(ctx), (error, result) => {
         if (error) reject(error);

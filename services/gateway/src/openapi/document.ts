@@ -3,6 +3,7 @@
  * API.md, written by hand. Shared pieces live in components.ts; each area's paths and schemas in
  * its own paths-*.ts file.
  */
+import { deepFreeze } from '@switchboard/config';
 import { sharedComponents, security, type Paths, type Schemas } from './components.js';
 import { adminPaths, adminSchemas } from './paths-admin.js';
 import { animatePaths, animateSchemas } from './paths-animate.js';
@@ -40,14 +41,6 @@ const schemas: Schemas = {
   ...browserSchemas,
   ...adminSchemas,
 };
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
 
 export const openApiDocument: OpenApiDocument = deepFreeze({
   openapi: '3.1.0',

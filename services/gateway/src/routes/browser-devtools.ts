@@ -5,7 +5,7 @@ import { SwitchboardError } from '@switchboard/errors';
 import { CLUSTER_SECRET_KEY } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import { exactRouter } from '../http/router.js';
-import { endedSessionError, type BrowserClient } from '../clients/browser.js';
+import type { DevtoolsLocator } from '../sessions/session-router.js';
 import type { LiveRequests } from '../auth/live-requests.js';
 import { takeUpgrade } from '../http/upgrades.js';
 import { sessionIdParam } from './session-id.js';
@@ -26,7 +26,7 @@ const targets = new WeakMap<IncomingMessage, DevtoolsTarget>();
  * API key stays here: the worker gets the caller's key id, as in gRPC metadata.
  */
 export function browserDevtoolsRouter(
-  browser: BrowserClient,
+  sessions: DevtoolsLocator,
   logger: Logger,
   clusterSecret: string,
   /** Open DevTools sockets, cut when their key is revoked. */
@@ -63,8 +63,7 @@ export function browserDevtoolsRouter(
   router.get('/api/browser/session/:id/devtools', async (req: Request, res) => {
     const id = sessionIdParam(req);
     const { ctx } = res.locals;
-    const route = await browser.route(id, { keyId: ctx.key?.id ?? '' });
-    if (route.status !== 'active') throw endedSessionError(route.status);
+    const devtoolsAddress = await sessions.devtoolsAddress(id, ctx.key?.id ?? '');
     const upgrade = takeUpgrade(req);
     if (!upgrade) {
       throw new SwitchboardError('invalid_request', {
@@ -72,7 +71,7 @@ export function browserDevtoolsRouter(
       });
     }
     targets.set(req, {
-      origin: `http://${route.record.devtools_address}`,
+      origin: `http://${devtoolsAddress}`,
       path: `/devtools/${id}`,
       keyId: ctx.key?.id ?? '',
       requestId: ctx.requestId,

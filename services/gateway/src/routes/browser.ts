@@ -1,7 +1,7 @@
 import type { Request, Router } from 'express';
 import { z } from 'zod';
 import { exactRouter } from '../http/router.js';
-import type { BrowserClient, Session } from '../clients/browser.js';
+import type { Session, SessionRouter } from '../sessions/session-router.js';
 import { callContext } from '../clients/call-context.js';
 import type { TierName, TierPolicy } from '../config.js';
 import { jsonBody } from '../http/json-body.js';
@@ -29,7 +29,7 @@ function detailsView(session: Session) {
 
 /** /api/browser/session/* (API.md §6): every call goes to the worker that owns the session. */
 export function browserRouter(
-  browser: BrowserClient,
+  browser: SessionRouter,
   tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
   bodyLimitBytes: number,
   /** The origin clients reach the gateway at, for `devtools_url` (see http/public-origin.ts). */

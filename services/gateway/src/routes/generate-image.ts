@@ -1,7 +1,7 @@
 import type { Router } from 'express';
 import { z } from 'zod';
 import { exactRouter } from '../http/router.js';
-import type { DiffusionClient } from '../clients/diffusion.js';
+import type { DiffusionWorker } from '../clients/diffusion.js';
 import { callContext } from '../clients/call-context.js';
 import { jsonBody } from '../http/json-body.js';
 import { validate } from '../http/validate.js';
@@ -19,7 +19,7 @@ const generateBody = z.object({
 });
 
 /** POST /generate-image (API.md §4). The worker stores the PNG; this answers where to get it. */
-export function generateImageRouter(diffusion: DiffusionClient, bodyLimitBytes: number): Router {
+export function generateImageRouter(diffusion: DiffusionWorker, bodyLimitBytes: number): Router {
   const router = exactRouter();
   router.post('/generate-image', jsonBody(bodyLimitBytes), async (req, res) => {
     const body = validate(generateBody, req.body);

@@ -4,7 +4,7 @@ import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
 import { z } from 'zod';
 import { exactRouter } from '../http/router.js';
 import type { LiveRequests } from '../auth/live-requests.js';
-import type { LlmClient } from '../clients/llm.js';
+import type { LlmWorker } from '../clients/llm.js';
 import { callContext } from '../clients/call-context.js';
 import { errorBody } from '../http/errors.js';
 import { jsonBody } from '../http/json-body.js';
@@ -44,7 +44,7 @@ function firstWithin<T>(next: Promise<T>, ms: number): Promise<T | undefined> {
 }
 
 export function queryRouter(
-  llm: LlmClient,
+  llm: LlmWorker,
   bodyLimitBytes: number,
   timings: StreamTimings,
   live: LiveRequests,

@@ -5,6 +5,9 @@ import { SwitchboardError } from '@switchboard/errors';
 import {
   InvalidObjectKeyError,
   OWNER_KEY_ID_METADATA,
+  imageKeyOfFile,
+  screenshotKeyOfFile,
+  videoKeyOfFile,
   type ByteRange,
   type ObjectInfo,
   type ObjectStore,
@@ -13,36 +16,19 @@ import {
 import { exactRouter } from '../http/router.js';
 import { isSessionId } from './session-id.js';
 
-const IMAGE_FILE = /^img-([A-Za-z0-9-]{1,64})\.png$/;
-/** A job's MP4 and its poster frame (`videos/<job id>.mp4|.jpg`, as the workers store them). */
-const VIDEO_FILE = /^job-([A-Za-z0-9-]{1,64})\.(mp4|jpg)$/;
-const CAPTURE_FILE = /^capture-\d{13,20}\.png$/;
-
 /** Stored files never change under a name (ids and capture times are unique). */
 export const storedFileCacheControl = 'private, max-age=3600';
 
 const notFound = () => new SwitchboardError('not_found');
 
 /**
- * The object key for a request, or a 404 before storage is touched. Express has already
- * percent-decoded the parameters, so `..%2F` or `%2e%2e` arrive as `../` and `..` and fail the
- * anchored patterns like any other malformed name.
+ * The object key for a request (the layout's parsers), or a 404 before storage is touched.
+ * Express has already percent-decoded the parameters, so `..%2F` or `%2e%2e` arrive as `../` and
+ * `..` and fail the anchored patterns like any other malformed name.
  */
-function imageKey(file: string): string {
-  const match = IMAGE_FILE.exec(file);
-  if (!match) throw notFound();
-  return `images/img-${match[1]}.png`;
-}
-
-function videoKey(file: string): string {
-  const match = VIDEO_FILE.exec(file);
-  if (!match) throw notFound();
-  return `videos/job-${match[1]}.${match[2]}`;
-}
-
-function screenshotKey(sessionId: string, file: string): string {
-  if (!isSessionId(sessionId) || !CAPTURE_FILE.test(file)) throw notFound();
-  return `screenshots/${sessionId}/${file}`;
+function keyOr404(key: string | null | undefined): string {
+  if (!key) throw notFound();
+  return key;
 }
 
 /**
@@ -167,13 +153,15 @@ const param = (req: Request, name: string): string => {
 export function storedFilesRouter(store: ObjectStore): Router {
   const router = exactRouter();
   router.get('/api/images/:file', async (req, res) => {
-    await serve(store, imageKey(param(req, 'file')), req, res);
+    await serve(store, keyOr404(imageKeyOfFile(param(req, 'file'))), req, res);
   });
   router.get('/api/videos/:file', async (req, res) => {
-    await serve(store, videoKey(param(req, 'file')), req, res);
+    await serve(store, keyOr404(videoKeyOfFile(param(req, 'file'))?.key), req, res);
   });
   router.get('/api/browser/screenshots/:sessionId/:file', async (req, res) => {
-    await serve(store, screenshotKey(param(req, 'sessionId'), param(req, 'file')), req, res);
+    const sessionId = param(req, 'sessionId');
+    const key = isSessionId(sessionId) ? screenshotKeyOfFile(sessionId, param(req, 'file')) : null;
+    await serve(store, keyOr404(key), req, res);
   });
   return router;
 }

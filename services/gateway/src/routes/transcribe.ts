@@ -4,7 +4,7 @@ import multer, { MulterError, type StorageEngine } from 'multer';
 import { SwitchboardError } from '@switchboard/errors';
 import { exactRouter } from '../http/router.js';
 import { callContext } from '../clients/call-context.js';
-import type { TranscriptionUpload, WhisperClient } from '../clients/whisper.js';
+import type { TranscriptionUpload, WhisperWorker } from '../clients/whisper.js';
 import type { TierName, TierPolicy } from '../config.js';
 import { contentTypes, render, transcriptFormats, type TranscriptFormat } from '../transcripts/format.js';
 
@@ -38,7 +38,7 @@ type UploadRequest = Request & { upload?: TranscriptionUpload; uploadFields?: Tr
  * A multer storage engine that stores nothing: it relays the file's bytes to the worker's
  * client stream as they arrive, with backpressure, so no upload is ever held in memory or on disk.
  */
-function relayToWhisper(whisper: WhisperClient): StorageEngine {
+function relayToWhisper(whisper: WhisperWorker): StorageEngine {
   return {
     _handleFile(req, file, done) {
       const request = req as UploadRequest;
@@ -91,7 +91,7 @@ function fromMulterError(error: unknown): unknown {
 
 /** POST /transcribe (API.md §3), streamed from the client through the gateway to the worker. */
 export function transcribeRouter(
-  whisper: WhisperClient,
+  whisper: WhisperWorker,
   tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
 ): Router {
   const router = exactRouter();

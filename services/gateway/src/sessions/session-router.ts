@@ -1,7 +1,7 @@
 import type { Metadata } from '@grpc/grpc-js';
 import {
   Browser,
-  type BrowserClient as GrpcBrowser,
+  type BrowserClient,
   type CaptureResponse__Output,
   type CreateSessionRequest,
   type NavigateResponse__Output,
@@ -13,8 +13,8 @@ import type { BrowserFleet, SessionRecord } from '@switchboard/browser-registry'
 import { SwitchboardError } from '@switchboard/errors';
 import { callMetadata, createClient, unary, type UnaryMethod } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
-import type { CallContext } from './call-context.js';
-import { endpointClientOptions, type WorkerEndpoint } from './worker-endpoint.js';
+import type { CallContext } from '../clients/call-context.js';
+import { endpointClientOptions, type WorkerEndpoint } from '../clients/worker-endpoint.js';
 
 export type Session = Session__Output;
 
@@ -31,19 +31,31 @@ function isWorkerGone(error: unknown): boolean {
   return error instanceof SwitchboardError && error.code === 'unavailable' && error.cause !== undefined;
 }
 
+/** What the DevTools proxy needs of the router: where the caller's active session can be reached. */
+export interface DevtoolsLocator {
+  /**
+   * The `host:port` of the DevTools relay of the worker that owns the caller's session; 404 for
+   * a session that is missing or someone else's, 410 for an ended one.
+   */
+  devtoolsAddress(sessionId: string, keyId: string): Promise<string>;
+}
+
 /** What an action on an ended session answers (API.md §6: 410). */
-export const endedSessionError = (status: string) =>
+const endedSessionError = (status: string) =>
   new SwitchboardError(status === 'closed' ? 'session_closed' : 'session_expired');
 
 /**
- * The gateway's one door to the browser workers. Sessions are sticky: the session registry says
- * which worker owns each one, and every call goes to that worker (one gRPC channel per worker
- * address). New sessions go to the live worker with the most free capacity.
+ * The browser session router: the gateway's one door to the browser workers. Sessions are
+ * sticky: the session registry says which worker owns each one, and every call goes to that
+ * worker (one gRPC channel per worker address) after the ownership check. New sessions go to the
+ * live worker with the most free capacity, within the key's tier limit over the whole cluster (a
+ * create that loses a race with another replica is undone), and a session's status is rewritten
+ * from its worker's liveness.
  */
-export class BrowserClient {
+export class SessionRouter implements DevtoolsLocator {
   /** The configured address (a Service in Kubernetes): health checks and the fallback for create. */
-  readonly grpc: GrpcBrowser;
-  private readonly byAddress = new Map<string, GrpcBrowser>();
+  readonly grpc: BrowserClient;
+  private readonly byAddress = new Map<string, BrowserClient>();
 
   constructor(
     private readonly endpoint: WorkerEndpoint,
@@ -182,6 +194,12 @@ export class BrowserClient {
     return { record, status: this.fleet.effectiveStatus(record) };
   }
 
+  async devtoolsAddress(sessionId: string, keyId: string): Promise<string> {
+    const route = await this.route(sessionId, { keyId });
+    if (route.status !== 'active') throw endedSessionError(route.status);
+    return route.record.devtools_address;
+  }
+
   /** Every session in the registry, for the admin dashboard. */
   listSessions(): Session[] {
     return this.fleet.allSessions().map((r) => ({ ...r.session, status: this.fleet.effectiveStatus(r) }));
@@ -197,7 +215,7 @@ export class BrowserClient {
   private async act<Req, Res>(
     sessionId: string,
     ctx: CallContext,
-    method: (client: GrpcBrowser) => UnaryMethod<Req, Res>,
+    method: (client: BrowserClient) => UnaryMethod<Req, Res>,
     request: Req,
   ): Promise<Res> {
     const route = await this.route(sessionId, ctx);
@@ -213,14 +231,14 @@ export class BrowserClient {
 
   private call<Req, Res>(
     route: SessionRoute,
-    method: (client: GrpcBrowser) => UnaryMethod<Req, Res>,
+    method: (client: BrowserClient) => UnaryMethod<Req, Res>,
     request: Req,
     metadata: Metadata,
   ): Promise<Res> {
     return unary(method(this.clientFor(route.record.grpc_address)), request, metadata);
   }
 
-  private clientFor(address: string): GrpcBrowser {
+  private clientFor(address: string): BrowserClient {
     let client = this.byAddress.get(address);
     if (!client) {
       client = createClient(Browser, address, {
