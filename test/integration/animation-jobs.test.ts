@@ -8,10 +8,12 @@ import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { bearer } from '../support/admin.js';
 import {
+  acceptedJobId,
   dataUrl,
   getJob,
   makeFixtures,
   probeMp4,
+  probeResult,
   startAnimationStack,
   submit,
   waitForJob,
@@ -59,14 +61,6 @@ after(async () => {
 
 const image = () => dataUrl('image/png', fx.png);
 
-async function accepted(res: Response): Promise<string> {
-  if (res.status !== 202) throw new Error(`expected 202, got ${res.status} ${await res.text()}`);
-  const body = (await res.json()) as { job_id: string; status: string; status_url: string };
-  assert.equal(res.headers.get('location'), `/animate/${body.job_id}`);
-  assert.equal(body.status_url, `/animate/${body.job_id}`);
-  return body.job_id;
-}
-
 async function listJobs(key: string): Promise<JobView[]> {
   const res = await fetch(`${s.gateway.url}/animate?limit=100`, { headers: bearer(key) });
   return ((await res.json()) as { data: JobView[] }).data;
@@ -78,7 +72,7 @@ async function video(key: string, job: JobView, headers: Record<string, string> 
 
 test('jobs are accepted and listed with no worker running, then finished when one starts', async () => {
   const { key } = await s.key();
-  const jobId = await accepted(
+  const jobId = await acceptedJobId(
     await submit(s.gateway, key, {
       backend: 'video-diffusion',
       image: image(),
@@ -127,8 +121,8 @@ test('same seed and inputs give a byte-identical MP4; Range requests return the 
   const { key } = await s.key();
   const body = { backend: 'video-diffusion', image: image(), fps: 6, duration_s: 1, seed: 42 };
   const [a, b] = [
-    await accepted(await submit(s.gateway, key, body)),
-    await accepted(await submit(s.gateway, key, body)),
+    await acceptedJobId(await submit(s.gateway, key, body)),
+    await acceptedJobId(await submit(s.gateway, key, body)),
   ];
   const [ja, jb] = [await waitForJob(s.gateway, key, a), await waitForJob(s.gateway, key, b)];
   const [va, vb] = [
@@ -161,9 +155,9 @@ test('portrait from a multipart driving video keeps its sound; from audio too', 
   form.set('driving_video', new Blob([new Uint8Array(fx.video)], { type: 'text/plain' }), 'drive.mp4');
   form.set('seed', '3');
   const res = await fetch(`${s.gateway.url}/animate`, { method: 'POST', headers: bearer(key), body: form });
-  const fromVideo = await waitForJob(s.gateway, key, await accepted(res));
+  const fromVideo = await waitForJob(s.gateway, key, await acceptedJobId(res));
   assert.equal(fromVideo.status, 'succeeded', JSON.stringify(fromVideo.error));
-  const probe = await probeMp4(Buffer.from(await (await video(key, fromVideo)).arrayBuffer()));
+  const probe = await probeResult(s.gateway, key, fromVideo);
   assert.deepEqual(
     { codec: probe.codec, fps: probe.fps, frames: probe.frames, audio: probe.audio, w: probe.width },
     { codec: 'h264', fps: 10, frames: 10, audio: true, w: 512 },
@@ -171,7 +165,7 @@ test('portrait from a multipart driving video keeps its sound; from audio too', 
   const fromAudio = await waitForJob(
     s.gateway,
     key,
-    await accepted(
+    await acceptedJobId(
       await submit(s.gateway, key, {
         backend: 'portrait',
         image: image(),
@@ -181,7 +175,7 @@ test('portrait from a multipart driving video keeps its sound; from audio too', 
     ),
   );
   assert.equal(fromAudio.status, 'succeeded', JSON.stringify(fromAudio.error));
-  const audioProbe = await probeMp4(Buffer.from(await (await video(key, fromAudio)).arrayBuffer()));
+  const audioProbe = await probeResult(s.gateway, key, fromAudio);
   assert.deepEqual({ frames: audioProbe.frames, audio: audioProbe.audio }, { frames: 5, audio: true });
 });
 
@@ -239,7 +233,7 @@ test("another key's image is 404; a key's own generated image is accepted by ref
   const done = await waitForJob(
     s.gateway,
     owner.key,
-    await accepted(
+    await acceptedJobId(
       await submit(s.gateway, owner.key, {
         backend: 'video-diffusion',
         image: image(),
@@ -262,7 +256,7 @@ test("another key's image is 404; a key's own generated image is accepted by ref
     duration_s: 0.5,
   });
   assert.equal(own.status, 202);
-  assert.equal((await waitForJob(s.gateway, owner.key, await accepted(own))).status, 'succeeded');
+  assert.equal((await waitForJob(s.gateway, owner.key, await acceptedJobId(own))).status, 'succeeded');
   const missingImage = await submit(s.gateway, owner.key, {
     backend: 'video-diffusion',
     image: '/api/images/img-nope.png',
@@ -279,7 +273,7 @@ test('idempotency: same body → same job (also concurrently, across gateways), 
     submit(s.stack.gateways[1]!, key, body, headers),
     submit(s.stack.gateways[0]!, key, { ...body }, headers),
   ]);
-  const ids = new Set(await Promise.all(responses.map(accepted)));
+  const ids = new Set(await Promise.all(responses.map(acceptedJobId)));
   assert.equal(ids.size, 1);
   const reused = await submit(s.gateway, key, { ...body, seed: 2 }, headers);
   assert.equal(reused.status, 422);
@@ -293,7 +287,7 @@ test('idempotency: same body → same job (also concurrently, across gateways), 
 test('cancel: queued at once, running within 2 s with no result, finished → 409', async () => {
   const { key } = await s.key();
   // A long job keeps the worker busy; the second waits in the queue.
-  const long = await accepted(
+  const long = await acceptedJobId(
     await submit(s.gateway, key, {
       backend: 'video-diffusion',
       image: image(),
@@ -303,7 +297,7 @@ test('cancel: queued at once, running within 2 s with no result, finished → 40
     }),
   );
   await waitForJob(s.gateway, key, long, (j) => j.status === 'running' && j.progress > 0);
-  const queued = await accepted(
+  const queued = await acceptedJobId(
     await submit(s.gateway, key, { backend: 'video-diffusion', image: image(), fps: 2, duration_s: 1 }),
   );
   const canceledQueued = await fetch(`${s.gateway.url}/animate/${queued}`, {
@@ -341,10 +335,10 @@ test('the tier limit on queued + running jobs holds across two gateways', async 
     assert.equal((await errorOf(r)).code, 'job_limit');
   }
   // A canceled job frees its place.
-  const ids = await Promise.all(admitted.map(accepted));
+  const ids = await Promise.all(admitted.map(acceptedJobId));
   await fetch(`${s.gateway.url}/animate/${ids[0]}`, { method: 'DELETE', headers: bearer(key) });
   const third = await submit(s.stack.gateways[1]!, key, long);
-  ids.push(await accepted(third));
+  ids.push(await acceptedJobId(third));
   for (const id of ids.slice(1))
     await fetch(`${s.gateway.url}/animate/${id}`, { method: 'DELETE', headers: bearer(key) });
 });
@@ -365,7 +359,7 @@ test('file parts stream to the store: a large upload is never held in gateway me
     headers: bearer(enterprise.key),
     body: form,
   });
-  const jobId = await accepted(res);
+  const jobId = await acceptedJobId(res);
   const grown = peakRss(pid) - before;
   // Streamed buffers come and go before the collector runs, so some growth is normal; the part
   // itself (120 MB) is never held.

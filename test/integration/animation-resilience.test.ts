@@ -6,11 +6,12 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LocalObjectStore, inputKey } from '@switchboard/objectstore';
 import { connect, type NatsConnection } from 'nats';
-import { bearer } from '../support/admin.js';
 import {
+  acceptedJobId,
+  probeResult,
+  runJob,
   dataUrl,
   makeFixtures,
-  probeMp4,
   startAnimationStack,
   submit,
   waitForJob,
@@ -53,15 +54,10 @@ after(async () => {
 const image = () => dataUrl('image/png', fx.png);
 const eventsOf = (jobId: string) => events.filter((e) => e.job_id === jobId).map((e) => e.subject);
 
-async function jobIdOf(res: Response): Promise<string> {
-  if (res.status !== 202) throw new Error(`expected 202, got ${res.status} ${await res.text()}`);
-  return ((await res.json()) as { job_id: string }).job_id;
-}
-
 test('kill -9 of a worker mid-job: redelivered to another worker and finished exactly once', async () => {
   const { key } = await s.key();
   const first = await s.startWorker();
-  const jobId = await jobIdOf(
+  const jobId = await acceptedJobId(
     await submit(s.gateway, key, {
       backend: 'video-diffusion',
       image: image(),
@@ -77,8 +73,7 @@ test('kill -9 of a worker mid-job: redelivered to another worker and finished ex
   assert.equal(done.status, 'succeeded', JSON.stringify(done.error));
   assert.equal(done.attempts, 2);
   assert.equal(done.result?.frames, 360);
-  const mp4 = await fetch(`${s.gateway.url}${done.result?.url ?? ''}`, { headers: bearer(key) });
-  assert.equal((await probeMp4(Buffer.from(await mp4.arrayBuffer()))).frames, 360);
+  assert.equal((await probeResult(s.gateway, key, done)).frames, 360);
   await new Promise((resolve) => setTimeout(resolve, 300));
   const seen = eventsOf(jobId);
   assert.deepEqual(
@@ -92,7 +87,7 @@ test('kill -9 of a worker mid-job: redelivered to another worker and finished ex
 test('a job that keeps failing ends failed with attempts_exhausted naming the last error', async () => {
   const { key } = await s.key();
   // No worker runs: the job waits while its stored input disappears under it.
-  const jobId = await jobIdOf(
+  const jobId = await acceptedJobId(
     await submit(s.gateway, key, { backend: 'video-diffusion', image: image(), fps: 2, duration_s: 1 }),
   );
   await new LocalObjectStore(s.objectsDir).delete(inputKey(jobId, 'image'));
@@ -115,7 +110,7 @@ test('NATS restarted while jobs wait: nothing is lost, and they finish once a wo
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
     ids.push(
-      await jobIdOf(
+      await acceptedJobId(
         await submit(s.gateway, key, {
           backend: 'video-diffusion',
           image: image(),
@@ -152,24 +147,14 @@ test('avatar through the fake D-ID Talks API: audio and text succeed; vendor ref
     AVATAR_DEADLINE_MS: '8000',
   });
   const { key } = await s.key();
-  const spoken = await waitForJob(
-    s.gateway,
-    key,
-    await jobIdOf(
-      await submit(s.gateway, key, {
-        backend: 'avatar',
-        image: image(),
-        audio: dataUrl('audio/wav', fx.wav),
-        fps: 25,
-      }),
-    ),
-  );
+  const spoken = await runJob(s.gateway, key, {
+    backend: 'avatar',
+    image: image(),
+    audio: dataUrl('audio/wav', fx.wav),
+    fps: 25,
+  });
   assert.equal(spoken.status, 'succeeded', JSON.stringify(spoken.error));
-  const probe = await probeMp4(
-    Buffer.from(
-      await (await fetch(`${s.gateway.url}${spoken.result!.url}`, { headers: bearer(key) })).arrayBuffer(),
-    ),
-  );
+  const probe = await probeResult(s.gateway, key, spoken);
   assert.deepEqual(
     { codec: probe.codec, pixFmt: probe.pixFmt, fps: probe.fps, frames: probe.frames, audio: probe.audio },
     {
@@ -182,18 +167,12 @@ test('avatar through the fake D-ID Talks API: audio and text succeed; vendor ref
   );
   assert.ok(vendor.requests.some((r) => r.method === 'POST' && r.path === '/talks' && r.auth === 'ok'));
 
-  const texted = await waitForJob(
-    s.gateway,
-    key,
-    await jobIdOf(
-      await submit(s.gateway, key, {
-        backend: 'avatar',
-        image: image(),
-        text: 'Hello there',
-        voice: 'en-US-GuyNeural',
-      }),
-    ),
-  );
+  const texted = await runJob(s.gateway, key, {
+    backend: 'avatar',
+    image: image(),
+    text: 'Hello there',
+    voice: 'en-US-GuyNeural',
+  });
   assert.equal(texted.status, 'succeeded', JSON.stringify(texted.error));
 
   const outcomes: [Partial<Parameters<FakeDid['set']>[0]>, string][] = [
@@ -205,24 +184,17 @@ test('avatar through the fake D-ID Talks API: audio and text succeed; vendor ref
   ];
   for (const [mode, code] of outcomes) {
     vendor.set({ unauthorized: false, validationError: false, outcome: 'done', ...mode });
-    const job = await waitForJob(
-      s.gateway,
-      key,
-      await jobIdOf(await submit(s.gateway, key, { backend: 'avatar', image: image(), text: 'x' })),
-      undefined,
-      30_000,
-    );
+    const job = await runJob(s.gateway, key, { backend: 'avatar', image: image(), text: 'x' }, 30_000);
     assert.equal(job.status, 'failed', JSON.stringify(mode));
     assert.equal(job.error?.code, code, JSON.stringify(mode));
     assert.equal(job.attempts, 1, 'a vendor refusal is not retried');
     assert.doesNotMatch(job.error?.message ?? '', new RegExp(vendor.apiKey));
   }
   vendor.set({ outcome: 'done', serverErrors: 2, rateLimited: 1 });
-  const recovered = await waitForJob(
+  const recovered = await runJob(
     s.gateway,
     key,
-    await jobIdOf(await submit(s.gateway, key, { backend: 'avatar', image: image(), text: 'retry me' })),
-    undefined,
+    { backend: 'avatar', image: image(), text: 'retry me' },
     30_000,
   );
   assert.equal(recovered.status, 'succeeded', JSON.stringify(recovered.error));

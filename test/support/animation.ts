@@ -105,6 +105,40 @@ export async function submit(
   });
 }
 
+/**
+ * The job id of a `POST /animate` answer, after checking it is the 202 API.md §5 describes
+ * (`Location` and `status_url` naming the job).
+ */
+export async function acceptedJobId(res: Response): Promise<string> {
+  if (res.status !== 202) throw new Error(`expected 202, got ${res.status} ${await res.text()}`);
+  const body = (await res.json()) as { job_id: string; status: string; status_url: string };
+  const own = `/animate/${body.job_id}`;
+  if (res.headers.get('location') !== own || body.status_url !== own) {
+    throw new Error(
+      `Location ${res.headers.get('location')} / status_url ${body.status_url}, expected ${own}`,
+    );
+  }
+  return body.job_id;
+}
+
+/** Submits a JSON job and waits until it has ended (succeeded, failed or canceled). */
+export async function runJob(
+  gateway: GatewayProcess,
+  key: string,
+  body: Record<string, unknown>,
+  timeoutMs?: number,
+): Promise<JobView> {
+  const jobId = await acceptedJobId(await submit(gateway, key, body));
+  return waitForJob(gateway, key, jobId, undefined, timeoutMs);
+}
+
+/** ffprobe of a finished job's MP4, downloaded as its owner. */
+export async function probeResult(gateway: GatewayProcess, key: string, job: JobView): Promise<Probe> {
+  if (!job.result) throw new Error(`job ${job.job_id} has no result: ${JSON.stringify(job.error)}`);
+  const res = await fetch(`${gateway.url}${job.result.url}`, { headers: bearer(key) });
+  return probeMp4(Buffer.from(await res.arrayBuffer()));
+}
+
 export async function getJob(gateway: GatewayProcess, key: string, jobId: string): Promise<JobView> {
   const res = await fetch(`${gateway.url}/animate/${jobId}`, { headers: bearer(key) });
   if (res.status !== 200) throw new Error(`GET job: ${res.status} ${await res.text()}`);

@@ -10,7 +10,7 @@ import { JobRecords, type JobPage, type ListOptions } from './records.js';
 import { isFinished, type JobInputs, type JobMessage, type JobParams, type JobRecord } from './record.js';
 import { setUpJobSystem, type SetupOptions } from './setup.js';
 import { ActiveJobSlots } from './slots.js';
-import { backendNames, jobNames, type BackendName, type JobNames } from './names.js';
+import { jobNames, type BackendName, type JobNames } from './names.js';
 
 export interface JobBoardOptions extends SetupOptions {
   readonly names?: JobNames;
@@ -209,15 +209,5 @@ export class JobBoard {
       await this.jsm.streams.deleteMessage(this.names.stream, record.queue_seq, false).catch(() => undefined);
     }
     return record;
-  }
-
-  /** Queue depth per back-end (messages not yet taken), for metrics and the dashboard. */
-  async queueDepths(): Promise<Record<BackendName, number>> {
-    const depths = {} as Record<BackendName, number>;
-    for (const backend of backendNames) {
-      const info = await this.jsm.consumers.info(this.names.stream, this.names.consumer(backend));
-      depths[backend] = info.num_pending;
-    }
-    return depths;
   }
 }

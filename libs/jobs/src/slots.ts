@@ -2,7 +2,7 @@
 // entry per owner holding the ids of its active jobs, changed only by compare-and-set, so two
 // replicas admitting at once cannot both take the last place.
 import type { KV } from 'nats';
-import { compareAndSet } from './cas.js';
+import { compareAndSet, readEntry } from './cas.js';
 
 const codec = {
   decode: (bytes: Uint8Array) => JSON.parse(new TextDecoder().decode(bytes)) as string[],
@@ -22,8 +22,7 @@ export class ActiveJobSlots {
     limit: number,
     stillActive: (jobId: string) => Promise<boolean>,
   ): Promise<boolean> {
-    const current = await compareAndSet(this.kv, ownerKeyId, codec, () => undefined);
-    const held = current.value ?? [];
+    const held = (await readEntry(this.kv, ownerKeyId, codec.decode))?.value ?? [];
     const live = new Set<string>();
     if (held.length >= limit) {
       for (const id of held) if (await stillActive(id)) live.add(id);

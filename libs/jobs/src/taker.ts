@@ -1,7 +1,7 @@
 // The worker's side of the job system: take the next job of a back-end from its durable pull
 // consumer, turn the delivery into a JobAttempt (or settle it at once: canceled meanwhile,
 // finished by another attempt, out of attempts), and describe the worker's back-ends.
-import type { Consumer, JsMsg, KV, NatsConnection, StoredMsg } from 'nats';
+import type { Consumer, JetStreamManager, JsMsg, KV, NatsConnection, StoredMsg } from 'nats';
 import type { EventPublisher } from '@switchboard/events';
 import { JobAttempt, exhausted, type AttemptDeps } from './attempt.js';
 import { publishBackendDescription, readBackendCatalogue, type BackendDescription } from './catalogue.js';
@@ -39,6 +39,7 @@ export class JobTaker {
 
   private constructor(
     private readonly nc: NatsConnection,
+    private readonly jsm: JetStreamManager,
     private readonly names: JobNames,
     private readonly jobsKv: KV,
     private readonly backendsKv: KV,
@@ -52,6 +53,7 @@ export class JobTaker {
     const records = new JobRecords(buckets.jobs);
     return new JobTaker(
       nc,
+      await nc.jetstreamManager(),
       names,
       buckets.jobs,
       buckets.backends,
@@ -100,7 +102,7 @@ export class JobTaker {
 
   /** Jobs waiting for the back-end and the age of the oldest (seconds; 0 when none waits). */
   async queueStats(backend: BackendName): Promise<{ depth: number; oldestAgeSeconds: number }> {
-    const jsm = await this.nc.jetstreamManager();
+    const { jsm } = this;
     const info = await jsm.consumers.info(this.names.stream, this.names.consumer(backend));
     if (info.num_pending === 0) return { depth: 0, oldestAgeSeconds: 0 };
     // The first message with the subject after the consumer's ack floor is the oldest not taken.
