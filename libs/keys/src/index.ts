@@ -2,11 +2,12 @@ export { parseApiKey, formatApiKey, hashSecret, isKeyId, type ParsedApiKey } fro
 export {
   tiers,
   type Tier,
-  type KeyStatus,
-  type KeyRecord,
-  type StoredSecret,
-  type PublicKeyView,
-} from './record.js';
+  type TierPolicy,
+  type TierPolicies,
+  defaultTierPolicies,
+  tierRank,
+} from './tiers.js';
+export { type KeyStatus, type KeyRecord, type StoredSecret, type PublicKeyView } from './record.js';
 export { normalizeCidr, GRACE_SECONDS_MAX, type CreateKeyInput, type KeyPatch } from './validate.js';
 export { KeyStore, DEFAULT_BUCKET, type KeyStoreOptions, type IssuedKey } from './store.js';
 export { watchBucket, type BucketWatch } from './watch.js';

@@ -1,7 +1,6 @@
 /** The stored shape of a key (JSON in NATS KV, one entry per key id). */
 
-export const tiers = ['basic', 'professional', 'enterprise'] as const;
-export type Tier = (typeof tiers)[number];
+import { tiers, type Tier } from './tiers.js';
 
 export type KeyStatus = 'active' | 'revoked';
 

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import { SwitchboardError } from '@switchboard/errors';
-import { tiers, type Tier } from './record.js';
+import { tiers, type Tier } from './tiers.js';
 
 /** Input checks for the admin operations; each failure names the field (API.md §1 `param`). */
 

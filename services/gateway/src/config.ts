@@ -3,49 +3,29 @@ import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import { z } from 'zod';
 import { jobEnvFields, jobSettings } from '@switchboard/jobs';
-
-export const tierNames = ['basic', 'professional', 'enterprise'] as const;
-export type TierName = (typeof tierNames)[number];
+import { defaultTierPolicies, tiers, type Tier, type TierPolicy } from '@switchboard/keys';
 
 const tierPolicy = z.object({
   requests_per_minute: z.number().int().positive(),
   browser_sessions: z.number().int().min(0),
   upload_limit_bytes: z.number().int().positive(),
   animation_jobs: z.number().int().min(0),
-});
-export type TierPolicy = z.infer<typeof tierPolicy>;
+}) satisfies z.ZodType<TierPolicy>;
 
 const MB = 1_000_000;
 
-/** API.md §1 defaults; TIER_POLICIES (JSON) overrides any field of any tier. */
-const defaultTierPolicies: Record<TierName, TierPolicy> = {
-  basic: { requests_per_minute: 60, browser_sessions: 2, upload_limit_bytes: 25 * MB, animation_jobs: 0 },
-  professional: {
-    requests_per_minute: 600,
-    browser_sessions: 10,
-    upload_limit_bytes: 100 * MB,
-    animation_jobs: 2,
-  },
-  enterprise: {
-    requests_per_minute: 6000,
-    browser_sessions: 50,
-    upload_limit_bytes: 500 * MB,
-    animation_jobs: 10,
-  },
-};
-
 const tierOverrides = z
   .object(
-    Object.fromEntries(tierNames.map((t) => [t, tierPolicy.partial().optional()])) as Record<
-      TierName,
+    Object.fromEntries(tiers.map((t) => [t, tierPolicy.partial().optional()])) as Record<
+      Tier,
       z.ZodOptional<z.ZodObject<{ [K in keyof TierPolicy]: z.ZodOptional<z.ZodNumber> }>>
     >,
   )
   .strict()
   .transform(
     (overrides) =>
-      Object.fromEntries(tierNames.map((t) => [t, { ...defaultTierPolicies[t], ...overrides[t] }])) as Record<
-        TierName,
+      Object.fromEntries(tiers.map((t) => [t, { ...defaultTierPolicies[t], ...overrides[t] }])) as Record<
+        Tier,
         TierPolicy
       >,
   );

@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import type { KeyStore } from '@switchboard/keys';
 import { z } from 'zod';
 import { exactRouter } from '../http/router.js';
-import { tierNames } from '../config.js';
+import { tiers } from '@switchboard/keys';
 import { isCidr } from '@switchboard/config';
 import { jsonBody } from '../http/json-body.js';
 import { validate } from '../http/validate.js';
@@ -13,14 +13,14 @@ const rateLimit = z.number().int().positive().max(1_000_000_000).nullable();
 
 const createBody = z.object({
   name: z.string().trim().min(1).max(100),
-  tier: z.enum(tierNames),
+  tier: z.enum(tiers),
   ip_allowlist: cidrs.optional(),
   rate_limit_per_minute: rateLimit.optional(),
 });
 
 const patchBody = z.object({
   name: z.string().trim().min(1).max(100).optional(),
-  tier: z.enum(tierNames).optional(),
+  tier: z.enum(tiers).optional(),
   ip_allowlist: cidrs.optional(),
   rate_limit_per_minute: rateLimit.optional(),
 });

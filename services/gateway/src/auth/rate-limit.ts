@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { SwitchboardError } from '@switchboard/errors';
 import type { RateLimiter } from '@switchboard/ratelimit';
-import type { TierName, TierPolicy } from '../config.js';
+import type { TierPolicies } from '@switchboard/keys';
 import type { GatewayMetrics } from '../ops/metrics.js';
 
 /**
@@ -10,7 +10,7 @@ import type { GatewayMetrics } from '../ops/metrics.js';
  */
 export function rateLimit(
   limiter: RateLimiter,
-  tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
+  tiers: TierPolicies,
   metrics: GatewayMetrics,
 ): RequestHandler {
   return async (_req, res, next) => {

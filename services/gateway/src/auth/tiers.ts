@@ -1,13 +1,9 @@
 import type { RequestHandler } from 'express';
 import { SwitchboardError } from '@switchboard/errors';
-import { type TierName, tierNames } from '../config.js';
-
-export function tierRank(tier: TierName): number {
-  return tierNames.indexOf(tier);
-}
+import { type Tier, tierRank } from '@switchboard/keys';
 
 /** Path prefixes that need more than the basic tier; checked before the rate limit spends. */
-const minimumTiers: { prefix: string; tier: TierName }[] = [{ prefix: '/animate', tier: 'professional' }];
+const minimumTiers: { prefix: string; tier: Tier }[] = [{ prefix: '/animate', tier: 'professional' }];
 
 /**
  * The path as a policy must read it: percent-decoded, lower-cased, with repeated and trailing

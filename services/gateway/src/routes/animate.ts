@@ -8,7 +8,7 @@ import { JobMedia, type StoredMedia } from '../animation/job-media.js';
 import { animateFields, mediaFields, type AnimateFields, type MediaField } from '../animation/request.js';
 import { bodyHash, checkDrivers, jobSpec, type MediaSet } from '../animation/submission.js';
 import type { AnimationJobs } from '../clients/animation.js';
-import type { TierName, TierPolicy } from '../config.js';
+import type { TierPolicies } from '@switchboard/keys';
 import { hasBody, jsonBody } from '../http/json-body.js';
 import { exactRouter } from '../http/router.js';
 import { validate } from '../http/validate.js';
@@ -73,7 +73,7 @@ function fromMulterError(error: unknown): unknown {
 export function animateRouter(
   animation: AnimationJobs,
   objects: ObjectStore,
-  tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
+  tiers: TierPolicies,
   bodyLimitBytes: number,
 ): Router {
   const router = exactRouter();

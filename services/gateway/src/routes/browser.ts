@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { exactRouter } from '../http/router.js';
 import type { Session, SessionRouter } from '../sessions/session-router.js';
 import { callContext } from '../clients/call-context.js';
-import type { TierName, TierPolicy } from '../config.js';
+import type { TierPolicies } from '@switchboard/keys';
 import { jsonBody } from '../http/json-body.js';
 import { webSocketOrigin } from '../http/public-origin.js';
 import { validate } from '../http/validate.js';
@@ -30,7 +30,7 @@ function detailsView(session: Session) {
 /** /api/browser/session/* (API.md §6): every call goes to the worker that owns the session. */
 export function browserRouter(
   browser: SessionRouter,
-  tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
+  tiers: TierPolicies,
   bodyLimitBytes: number,
   /** The origin clients reach the gateway at, for `devtools_url` (see http/public-origin.ts). */
   originOf: (req: Request) => string,

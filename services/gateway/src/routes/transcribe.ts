@@ -5,7 +5,7 @@ import { SwitchboardError } from '@switchboard/errors';
 import { exactRouter } from '../http/router.js';
 import { callContext } from '../clients/call-context.js';
 import type { TranscriptionUpload, WhisperWorker } from '../clients/whisper.js';
-import type { TierName, TierPolicy } from '../config.js';
+import type { TierPolicies } from '@switchboard/keys';
 import { contentTypes, render, transcriptFormats, type TranscriptFormat } from '../transcripts/format.js';
 
 interface TranscribeFields {
@@ -92,7 +92,7 @@ function fromMulterError(error: unknown): unknown {
 /** POST /transcribe (API.md §3), streamed from the client through the gateway to the worker. */
 export function transcribeRouter(
   whisper: WhisperWorker,
-  tiers: Readonly<Record<TierName, Readonly<TierPolicy>>>,
+  tiers: TierPolicies,
 ): Router {
   const router = exactRouter();
   const storage = relayToWhisper(whisper);
