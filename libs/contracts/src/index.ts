@@ -59,3 +59,4 @@ export type ServiceClientConstructor<N extends keyof ServiceTypes = keyof Servic
 export const services = { Health, Llm, Whisper, Diffusion, Browser } as const satisfies {
   [N in keyof ServiceTypes]: ServiceClientConstructor<N>;
 };
+export { requestLimits } from './limits.js';

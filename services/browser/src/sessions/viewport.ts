@@ -1,8 +1,7 @@
+import { requestLimits } from '@switchboard/contracts';
 import { SwitchboardError } from '@switchboard/errors';
 
-const DEFAULT = { width: 1280, height: 720 };
-const MIN = 100;
-const MAX = 3840;
+const { min: MIN, max: MAX, defaultWidth, defaultHeight } = requestLimits.viewport;
 
 function side(value: number, fallback: number, param: string): number {
   if (value === 0) return fallback; // proto3: 0 means the field was not sent
@@ -21,7 +20,7 @@ export function parseViewport(request: { viewport_width?: number; viewport_heigh
   height: number;
 } {
   return {
-    width: side(request.viewport_width ?? 0, DEFAULT.width, 'viewport_width'),
-    height: side(request.viewport_height ?? 0, DEFAULT.height, 'viewport_height'),
+    width: side(request.viewport_width ?? 0, defaultWidth, 'viewport_width'),
+    height: side(request.viewport_height ?? 0, defaultHeight, 'viewport_height'),
   };
 }

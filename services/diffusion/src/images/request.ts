@@ -2,7 +2,7 @@
 // (it may be called by other clients), holds the size to the model's pixel budget, and fills in
 // the seed and guidance a request left out.
 import { randomBytes } from 'node:crypto';
-import type { GenerateImageRequest__Output } from '@switchboard/contracts';
+import { requestLimits, type GenerateImageRequest__Output } from '@switchboard/contracts';
 import { SwitchboardError } from '@switchboard/errors';
 import type { ImageRequest } from '../generation/denoise.js';
 import { checkPixelBudget } from './pixel-budget.js';
@@ -20,16 +20,21 @@ export function toImageRequest(
   defaults: { guidanceScale: number; sideMultiple: number; maxPixels: number },
 ): ImageRequest {
   if (request.prompt.trim() === '') throw invalid('prompt', 'must not be empty');
-  for (const side of ['width', 'height'] as const) {
-    const value = request[side];
-    if (value < 64 || value > 2048 || value % defaults.sideMultiple !== 0) {
-      throw invalid(side, `must be a multiple of ${defaults.sideMultiple} from 64 to 2048`);
+  const { side, steps, guidanceScale: guidance } = requestLimits.image;
+  for (const name of ['width', 'height'] as const) {
+    const value = request[name];
+    if (value < side.min || value > side.max || value % defaults.sideMultiple !== 0) {
+      throw invalid(name, `must be a multiple of ${defaults.sideMultiple} from ${side.min} to ${side.max}`);
     }
   }
   checkPixelBudget(request, defaults.maxPixels, defaults.sideMultiple);
-  if (request.steps < 1 || request.steps > 100) throw invalid('steps', 'must be 1 to 100');
+  if (request.steps < steps.min || request.steps > steps.max) {
+    throw invalid('steps', `must be ${steps.min} to ${steps.max}`);
+  }
   const guidanceScale = request.guidance_scale ?? defaults.guidanceScale;
-  if (!(guidanceScale >= 0 && guidanceScale <= 30)) throw invalid('guidance_scale', 'must be 0 to 30');
+  if (!(guidanceScale >= guidance.min && guidanceScale <= guidance.max)) {
+    throw invalid('guidance_scale', `must be ${guidance.min} to ${guidance.max}`);
+  }
   let seed: bigint;
   try {
     seed = request.seed === undefined ? randomSeed() : BigInt(request.seed);

@@ -1,13 +1,13 @@
 // A CompleteRequest as the worker checks it: the gateway validated the shape, only the worker
 // knows the model's context, so max_tokens and prompt length are checked here.
-import type { CompleteRequest__Output } from '@switchboard/contracts';
+import { requestLimits, type CompleteRequest__Output } from '@switchboard/contracts';
 import { SwitchboardError } from '@switchboard/errors';
 import type { GenerationRequest } from '../generation/generate.js';
 import type { LanguageModel } from '../generation/model.js';
 import { SeededRandom } from '@switchboard/models';
 
-/** API.md §2: max_tokens defaults to 2048, capped by what the context leaves after the prompt. */
-export const DEFAULT_MAX_TOKENS = 2048;
+/** max_tokens when a request names none, capped by what the context leaves after the prompt. */
+export const DEFAULT_MAX_TOKENS = requestLimits.completion.defaultMaxTokens;
 
 export function toGenerationRequest(
   request: CompleteRequest__Output,
@@ -34,12 +34,13 @@ export function toGenerationRequest(
     maxTokens = request.max_tokens;
   }
   const { temperature } = request;
-  if (!(temperature >= 0 && temperature <= 2)) {
+  const bounds = requestLimits.completion.temperature;
+  if (!(temperature >= bounds.min && temperature <= bounds.max)) {
     throw new SwitchboardError('invalid_request', { param: 'temperature' });
   }
   const topP = request.top_p ?? 1;
   if (!(topP > 0 && topP <= 1)) throw new SwitchboardError('invalid_request', { param: 'top_p' });
-  if (request.stop.length > 4 || request.stop.some((s) => s === '')) {
+  if (request.stop.length > requestLimits.completion.stopSequences || request.stop.some((s) => s === '')) {
     throw new SwitchboardError('invalid_request', { param: 'stop' });
   }
   return {
