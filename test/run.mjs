@@ -99,6 +99,16 @@ await check('type-check (tsc -b)', bin('tsc'), [
   ...packageDirs.map((d) => relative(root, dirname(d))),
   'test',
 ]);
+// After the type-check: it imports the gateway's built OpenAPI document.
+await check('client: generated OpenAPI types are fresh', process.execPath, [
+  'libs/client/generate.mjs',
+  '--check',
+]);
+// After the type-check too: it reads the services' built config schemas.
+await check('config: docs/configuration.md matches the config schemas', process.execPath, [
+  'libs/config/generate-docs.mjs',
+  '--check',
+]);
 await check('lint (eslint, zero warnings)', bin('eslint'), [
   '--config',
   '.config/eslint.config.mjs',

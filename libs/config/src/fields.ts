@@ -39,9 +39,11 @@ export const url = (protocols: string[], fallback: string) =>
     )
     .default(fallback);
 
+/** The pino level; described here once, so every process's table says the same. */
 export const logLevel = z
   .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-  .default('info');
+  .default('info')
+  .describe('Log level (pino): fatal, error, warn, info, debug, trace or silent.');
 
 /** True when `value` is an IPv4 or IPv6 CIDR (or a bare address, meaning a single host). */
 export function isCidr(value: string): boolean {

@@ -10,7 +10,6 @@ export type ExecutionProviderName = (typeof executionProviderNames)[number];
  * the names and defaults are the same in every worker (and in the chart).
  */
 export const ortEnvFields = {
-  /** Comma-separated, in order of preference, e.g. `cuda,cpu`. ONNX Runtime falls back in order. */
   ORT_EXECUTION_PROVIDERS: z
     .string()
     .default('cpu')
@@ -20,10 +19,17 @@ export const ortEnvFields = {
         .map((s) => s.trim().toLowerCase())
         .filter(Boolean),
     )
-    .pipe(z.array(z.enum(executionProviderNames)).min(1)),
-  ORT_DEVICE_ID: z.coerce.number().int().min(0).default(0),
-  /** Threads per session for one operator; unset = ONNX Runtime's default (all cores). */
-  ORT_INTRA_OP_THREADS: z.coerce.number().int().positive().optional(),
+    .pipe(z.array(z.enum(executionProviderNames)).min(1))
+    .describe(
+      `ONNX Runtime execution providers, comma-separated in order of preference (${executionProviderNames.join(', ')}), e.g. \`cuda,cpu\`; ONNX Runtime falls back in order.`,
+    ),
+  ORT_DEVICE_ID: z.coerce.number().int().min(0).default(0).describe('GPU index for the CUDA provider.'),
+  ORT_INTRA_OP_THREADS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("Threads per session for one operator; unset = ONNX Runtime's default (all cores)."),
 };
 
 export interface ExecutionConfig {

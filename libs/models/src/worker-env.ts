@@ -8,21 +8,32 @@ import { ortEnvFields } from './execution.js';
 
 export function modelWorkerEnvFields(defaults: { grpcPort: number; shutdownGraceMs: number }) {
   return {
-    GRPC_PORT: env.port(defaults.grpcPort),
-    GRPC_HOST: z.string().default('0.0.0.0'),
-    METRICS_PORT: env.port(9464),
+    GRPC_PORT: env
+      .port(defaults.grpcPort)
+      .describe('gRPC port; grpc.health.v1 reports SERVING once the models it serves are loaded.'),
+    GRPC_HOST: z.string().default('0.0.0.0').describe('gRPC listen address.'),
+    METRICS_PORT: env.port(9464).describe('Port of Prometheus `GET /metrics`.'),
     LOG_LEVEL: env.logLevel,
-    /** Shared with the gateway (a Kubernetes Secret): gateway → worker calls carry it. */
-    CLUSTER_SECRET: env.secret(CLUSTER_SECRET_MIN_LENGTH),
-    /** The model repository root; a worker reads MODEL_DIR/<capability>/<model-id>/. */
-    MODEL_DIR: z.string().default('./models'),
-    /** In-flight work may finish for this long after SIGTERM. */
-    SHUTDOWN_GRACE_MS: env.positiveInt(defaults.shutdownGraceMs),
-    /**
-     * Accepted, unused by model workers: the chart and the local runner give every worker
-     * NATS_URL. Validated so a typo still fails start-up.
-     */
-    NATS_URL: env.url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222'),
+    CLUSTER_SECRET: env
+      .secret(CLUSTER_SECRET_MIN_LENGTH)
+      .describe(
+        `Shared with the gateway (a Kubernetes Secret), at least ${CLUSTER_SECRET_MIN_LENGTH} characters: calls without it are refused UNAUTHENTICATED (health checks excepted).`,
+      ),
+    MODEL_DIR: z
+      .string()
+      .default('./models')
+      .describe('Model repository root; the worker reads MODEL_DIR/<capability>/<model-id>/.'),
+    SHUTDOWN_GRACE_MS: env
+      .positiveInt(defaults.shutdownGraceMs)
+      .describe('How long in-flight work may finish after SIGTERM.'),
+    // Read by the animation worker (its job queue); model workers that do not use it still
+    // accept it because the chart and the local runner give every worker NATS_URL, and validate
+    // it so a typo still fails start-up.
+    NATS_URL: env
+      .url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222')
+      .describe(
+        'NATS server (accepted by every model worker; only the animation worker uses it, for its jobs).',
+      ),
     ...ortEnvFields,
   };
 }

@@ -22,16 +22,29 @@ export const objectStoreEnvFields = {
   S3_ENDPOINT: z
     .string()
     .refine(isHttpUrl, 'expected an http or https URL without a path (no bucket in it)')
-    .optional(),
-  S3_ACCESS_KEY: z.string().optional(),
-  S3_SECRET_KEY: z.string().optional(),
+    .optional()
+    .describe(
+      'MinIO/S3 endpoint, an http(s) URL without a path (no bucket in it); unset = stored files go to the local folder OBJECT_STORE_DIR.',
+    ),
+  S3_ACCESS_KEY: z.string().optional().describe('S3 access key; required when S3_ENDPOINT is set.'),
+  S3_SECRET_KEY: z.string().optional().describe('S3 secret key; required when S3_ENDPOINT is set.'),
   S3_BUCKET: z
     .string()
     .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'expected an S3 bucket name')
-    .default('switchboard'),
-  S3_REGION: z.string().default('us-east-1'),
-  S3_RETENTION_DAYS: env.json(retentionDays, JSON.stringify(defaultRetentionDays)),
-  OBJECT_STORE_DIR: z.string().default('./.run/objects'),
+    .default('switchboard')
+    .describe('Bucket of every stored file (screenshots, images, videos, uploads); created when absent.'),
+  S3_REGION: z.string().default('us-east-1').describe('Region of the bucket.'),
+  S3_RETENTION_DAYS: env
+    .json(retentionDays, JSON.stringify(defaultRetentionDays))
+    .describe(
+      'JSON object, key prefix → days to keep objects under it (API.md §6); applied as bucket lifecycle rules.',
+    ),
+  OBJECT_STORE_DIR: z
+    .string()
+    .default('./.run/objects')
+    .describe(
+      'Folder stored files go to when S3_ENDPOINT is unset (processes that share files share the folder).',
+    ),
 };
 
 type ObjectStoreEnv = z.infer<z.ZodObject<typeof objectStoreEnvFields>>;

@@ -23,32 +23,76 @@ const schema = z
     ...modelWorkerEnvFields({ grpcPort: 50054, shutdownGraceMs: 30_000 }),
     ...objectStoreEnvFields,
     ...jobEnvFields,
-    /** The back-ends this worker serves (a GPU deployment and a CPU avatar one can split them). */
-    ANIMATION_BACKENDS: backendList,
-    /** Jobs of each back-end this worker runs at once. */
-    ANIMATION_CONCURRENCY: env.positiveInt(1),
-    /** Attempts per job before it fails with attempts_exhausted. */
-    ANIMATION_MAX_ATTEMPTS: env.positiveInt(3),
-    ANIMATION_VIDEO_DIFFUSION_DEFAULT_MODEL: z.string().min(1).optional(),
-    /** Denoising steps per segment (diffusers' SVD default is 25). */
-    ANIMATION_VIDEO_DIFFUSION_STEPS: env.positiveInt(25),
-    ANIMATION_PORTRAIT_DEFAULT_MODEL: z.string().min(1).optional(),
-    /** x264 threads: fixed, so the same job gives the same bytes on any machine. */
-    ANIMATION_ENCODER_THREADS: env.positiveInt(2),
-    ANIMATION_FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
-    ANIMATION_FFPROBE_PATH: z.string().min(1).default('ffprobe'),
-    /** The D-ID Talks API. */
-    AVATAR_BASE_URL: z.url({ protocol: /^https?$/ }).default('https://api.d-id.com'),
-    /** D-ID's key, sent as `Authorization: Basic <key>`; unset = the avatar back-end is unconfigured. */
-    AVATAR_API_KEY: z.string().min(1).optional(),
-    /** The vendor voice for text jobs that name none. */
-    AVATAR_DEFAULT_VOICE: z.string().min(1).default('en-US-JennyNeural'),
-    /** A job's whole dealings with the vendor must end within this. */
-    AVATAR_DEADLINE_MS: env.positiveInt(10 * 60_000),
-    AVATAR_POLL_INTERVAL_MS: env.positiveInt(2000),
-    AVATAR_REQUEST_TIMEOUT_MS: env.positiveInt(30_000),
-    /** TEST-ONLY knob: delays model loading so tests can see jobs wait. Leave 0. */
-    ANIMATION_LOAD_DELAY_MS: z.coerce.number().int().min(0).default(0),
+    ANIMATION_BACKENDS: backendList.describe(
+      `Back-ends this worker pulls jobs for, comma-separated (${backendNames.join(', ')}); a GPU deployment and a CPU avatar one can split them.`,
+    ),
+    ANIMATION_CONCURRENCY: env.positiveInt(1).describe('Jobs of each back-end this worker runs at once.'),
+    ANIMATION_MAX_ATTEMPTS: env
+      .positiveInt(3)
+      .describe('Attempts per job before it fails with `attempts_exhausted`.'),
+    ANIMATION_VIDEO_DIFFUSION_DEFAULT_MODEL: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Default video-diffusion model id; unset = MODEL_DIR/video-diffusion/models.json\'s `"default"`, else the first folder.',
+      ),
+    ANIMATION_VIDEO_DIFFUSION_STEPS: env
+      .positiveInt(25)
+      .describe("Denoising steps per segment (diffusers' SVD default)."),
+    ANIMATION_PORTRAIT_DEFAULT_MODEL: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Default portrait model id; unset = MODEL_DIR/portrait/models.json\'s `"default"`, else the first folder.',
+      ),
+    ANIMATION_ENCODER_THREADS: env
+      .positiveInt(2)
+      .describe('x264 threads; fixed, so the same job gives the same bytes on any machine.'),
+    ANIMATION_FFMPEG_PATH: z
+      .string()
+      .min(1)
+      .default('ffmpeg')
+      .describe("The ffmpeg binary (Debian's package)."),
+    ANIMATION_FFPROBE_PATH: z
+      .string()
+      .min(1)
+      .default('ffprobe')
+      .describe("The ffprobe binary (Debian's package)."),
+    AVATAR_BASE_URL: z
+      .url({ protocol: /^https?$/ })
+      .default('https://api.d-id.com')
+      .describe('The D-ID Talks API.'),
+    AVATAR_API_KEY: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "D-ID's key, sent as `Authorization: Basic <key>`, never logged; unset = the avatar back-end takes no jobs and `avatar` submissions get `503`.",
+      ),
+    AVATAR_DEFAULT_VOICE: z
+      .string()
+      .min(1)
+      .default('en-US-JennyNeural')
+      .describe('The vendor voice of text jobs that name none.'),
+    AVATAR_DEADLINE_MS: env
+      .positiveInt(10 * 60_000)
+      .describe(
+        'Everything one attempt asks of the vendor (uploads, talk, polls, download) must end within this, else `upstream_timeout`.',
+      ),
+    AVATAR_POLL_INTERVAL_MS: env
+      .positiveInt(2000)
+      .describe('First gap between status polls; later gaps grow 1.5× up to 10× this (10 s at most).'),
+    AVATAR_REQUEST_TIMEOUT_MS: env
+      .positiveInt(30_000)
+      .describe("One HTTP request's limit (then retried within the deadline)."),
+    ANIMATION_LOAD_DELAY_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Test only: delays model loading so tests can see jobs wait. Leave 0.'),
   })
   .superRefine(checkObjectStoreEnv)
   .transform((e) => ({
@@ -82,5 +126,8 @@ export function loadAnimationConfig(source: Record<string, string | undefined> =
   return loadConfig(schema, source);
 }
 
+/** The animation worker's environment schema, from which docs/configuration.md is generated. */
+export const animationEnvSchema = schema.in;
+
 /** Every variable the animation worker reads, so the chart and the runner can be checked against it. */
-export const animationEnvVars = Object.keys(schema.in.shape);
+export const animationEnvVars = Object.keys(animationEnvSchema.shape);

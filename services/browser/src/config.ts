@@ -15,42 +15,78 @@ const allowedHosts = env.list().superRefine((entries, ctx) => {
 
 const schema = z
   .object({
-    GRPC_PORT: env.port(50055),
-    GRPC_HOST: z.string().default('0.0.0.0'),
-    METRICS_PORT: env.port(9464),
+    GRPC_PORT: env
+      .port(50055)
+      .describe('gRPC port; grpc.health.v1 reports SERVING once the first pooled Chromium is up.'),
+    GRPC_HOST: z.string().default('0.0.0.0').describe('gRPC listen address.'),
+    METRICS_PORT: env.port(9464).describe('Port of Prometheus `GET /metrics`.'),
     LOG_LEVEL: env.logLevel,
-    /** Shared with the gateway (a Kubernetes Secret): gRPC calls and relay upgrades carry it. */
-    CLUSTER_SECRET: env.secret(CLUSTER_SECRET_MIN_LENGTH),
-    NATS_URL: env.url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222'),
-    /**
-     * The host gateways reach this worker at (its pod IP in Kubernetes). Sessions are sticky to
-     * the worker that owns their Chromium, so the registry records this address, not a Service.
-     */
-    BROWSER_ADVERTISE_HOST: z.string().min(1).default('127.0.0.1'),
-    /** The DevTools relay (WebSocket) that gateways proxy `…/devtools` to. */
-    DEVTOOLS_PORT: env.port(9223),
-    DEVTOOLS_HOST: z.string().default('0.0.0.0'),
-    /** Debian's Chromium; never a downloaded browser build. */
-    CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
-    /**
-     * The folder Chromium reads its managed policies from; the worker refuses to start unless
-     * policy/switchboard.json is in force there. Only tests point it elsewhere.
-     */
-    CHROMIUM_POLICY_DIR: z.string().min(1).default(CHROMIUM_POLICY_DIR),
-    /** Browsers launched and connected ahead of time, so create does not wait for a launch. */
-    BROWSER_POOL_SIZE: z.coerce.number().int().min(0).default(2),
-    /** Sessions this worker runs at once (each one is a Chromium process). */
-    BROWSER_MAX_SESSIONS: env.positiveInt(10),
-    BROWSER_IDLE_TIMEOUT_MS: env.positiveInt(600_000),
-    /** How long navigate, and the navigation a submit causes, may take before 502. */
-    BROWSER_NAVIGATION_TIMEOUT_MS: env.positiveInt(30_000),
-    /** host[:port] entries exempt from the address guard (tests reach their own local pages). */
-    BROWSER_ALLOWED_HOSTS: allowedHosts,
-    /** DNS servers (ip[:port]) the address guard resolves with; empty = the system resolver. */
-    BROWSER_DNS_SERVERS: env.list(),
-    /** Parent folder of each browser's throwaway profile directory. */
-    BROWSER_PROFILE_ROOT: z.string().min(1).default('/tmp'),
-    SHUTDOWN_GRACE_MS: env.positiveInt(10_000),
+    CLUSTER_SECRET: env
+      .secret(CLUSTER_SECRET_MIN_LENGTH)
+      .describe(
+        `Shared with the gateway (a Kubernetes Secret), at least ${CLUSTER_SECRET_MIN_LENGTH} characters: gRPC calls and DevTools relay upgrades without it are refused.`,
+      ),
+    NATS_URL: env
+      .url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222')
+      .describe('NATS: the session registry (this worker and its sessions) and events.'),
+    // Sessions are sticky to the worker that owns their Chromium, so the registry records this
+    // address, not a Service.
+    BROWSER_ADVERTISE_HOST: z
+      .string()
+      .min(1)
+      .default('127.0.0.1')
+      .describe(
+        'The host gateways reach this worker at (its pod IP in Kubernetes), written to the session registry.',
+      ),
+    DEVTOOLS_PORT: env
+      .port(9223)
+      .describe(
+        'Port of the DevTools relay (WebSocket) that gateways proxy `…/devtools` to; reachable by gateways only.',
+      ),
+    DEVTOOLS_HOST: z.string().default('0.0.0.0').describe('Listen address of the DevTools relay.'),
+    CHROMIUM_PATH: z
+      .string()
+      .min(1)
+      .default('/usr/bin/chromium')
+      .describe("Debian's Chromium; a downloaded browser build is never used."),
+    CHROMIUM_POLICY_DIR: z
+      .string()
+      .min(1)
+      .default(CHROMIUM_POLICY_DIR)
+      .describe(
+        'Where Chromium reads managed policies; the worker refuses to start unless policy/switchboard.json is in force there. Only tests point it elsewhere.',
+      ),
+    BROWSER_POOL_SIZE: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(2)
+      .describe('Browsers launched and connected ahead of time, so create does not wait for a launch.'),
+    BROWSER_MAX_SESSIONS: env
+      .positiveInt(10)
+      .describe(
+        'Sessions (Chromium processes) this worker runs at once; when every worker is full the cluster answers `503 no_capacity`.',
+      ),
+    BROWSER_IDLE_TIMEOUT_MS: env.positiveInt(600_000).describe('Idle time after which a session expires.'),
+    BROWSER_NAVIGATION_TIMEOUT_MS: env
+      .positiveInt(30_000)
+      .describe(
+        'How long navigate, and the navigation a submit causes, may take before `502 navigation_failed`.',
+      ),
+    BROWSER_ALLOWED_HOSTS: allowedHosts.describe(
+      '`host[:port]` entries, comma-separated, exempt from the address guard (tests reach their own local pages).',
+    ),
+    BROWSER_DNS_SERVERS: env
+      .list()
+      .describe(
+        'DNS servers (`ip[:port]`, comma-separated) the address guard resolves with; empty = the system resolver.',
+      ),
+    BROWSER_PROFILE_ROOT: z
+      .string()
+      .min(1)
+      .default('/tmp')
+      .describe("Parent folder of each browser's throwaway profile directory."),
+    SHUTDOWN_GRACE_MS: env.positiveInt(10_000).describe('How long in-flight calls may finish after SIGTERM.'),
     ...objectStoreEnvFields,
   })
   .superRefine(checkObjectStoreEnv)
@@ -81,5 +117,8 @@ export function loadBrowserConfig(source: Record<string, string | undefined> = p
   return loadConfig(schema, source);
 }
 
+/** The browser worker's environment schema, from which docs/configuration.md is generated. */
+export const browserEnvSchema = schema.in;
+
 /** Every variable the browser worker reads, so the chart and the runner can be checked against it. */
-export const browserEnvVars = Object.keys(schema.in.shape);
+export const browserEnvVars = Object.keys(browserEnvSchema.shape);

@@ -28,23 +28,45 @@ const schema = z
   .object({
     ...modelWorkerEnvFields({ grpcPort: 50053, shutdownGraceMs: 60_000 }),
     ...objectStoreEnvFields,
-    /** The default pipeline id; unset = MODEL_DIR/diffusion/models.json's "default", else the first folder. */
-    DIFFUSION_DEFAULT_MODEL: z.string().min(1).optional(),
-    /** Images generated at once; each denoising loop uses all cores ONNX Runtime is given. */
-    DIFFUSION_CONCURRENCY: env.positiveInt(1),
-    /** Requests allowed to wait for a slot; beyond that → 503 no_capacity with Retry-After. */
-    DIFFUSION_QUEUE_DEPTH: z.coerce.number().int().min(0).default(8),
-    /** guidance_scale when a request gives none (7.5 suits Stable Diffusion 1.x/2.x; 0 suits SD-Turbo). */
-    DIFFUSION_DEFAULT_GUIDANCE_SCALE: z.coerce.number().min(0).max(30).default(7.5),
-    /**
-     * Most width × height a request may ask of a model (images/pixel-budget.ts); default 4 × the
-     * model's native size. Bounds the memory one request can take, so a pod is sized once.
-     */
-    DIFFUSION_MAX_PIXELS: env.json(maxPixels, '{}'),
-    /** Retry-After (seconds) for requests that arrive while the model is still loading. */
-    DIFFUSION_LOADING_RETRY_AFTER_SECONDS: env.positiveInt(5),
-    /** TEST-ONLY knob: delays model loading so tests can observe the `loading` state. Leave 0. */
-    DIFFUSION_LOAD_DELAY_MS: z.coerce.number().int().min(0).default(0),
+    DIFFUSION_DEFAULT_MODEL: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Default pipeline id; unset = MODEL_DIR/diffusion/models.json\'s `"default"`, else the first folder.',
+      ),
+    DIFFUSION_CONCURRENCY: env
+      .positiveInt(1)
+      .describe('Images generated at once; each denoising loop uses all cores ONNX Runtime is given.'),
+    DIFFUSION_QUEUE_DEPTH: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(8)
+      .describe('Requests allowed to wait for a slot; beyond that `503 no_capacity` with `Retry-After`.'),
+    DIFFUSION_DEFAULT_GUIDANCE_SCALE: z.coerce
+      .number()
+      .min(0)
+      .max(30)
+      .default(7.5)
+      .describe(
+        '`guidance_scale` when a request gives none, 0 to 30 (7.5 suits Stable Diffusion 1.x/2.x; 0 suits SD-Turbo).',
+      ),
+    // images/pixel-budget.ts: bounds the memory one request can take, so a pod is sized once.
+    DIFFUSION_MAX_PIXELS: env.json(maxPixels, '{}').meta({
+      description:
+        'Most width × height one request may ask of a model: one integer for every model, or JSON `{"<model id>": pixels, "*": pixels}` (`*` = models not named); at least 4096; an id that is not a model folder stops start-up. Over it → `400 invalid_request`.',
+      docsDefault: "4 × each model's native size",
+    }),
+    DIFFUSION_LOADING_RETRY_AFTER_SECONDS: env
+      .positiveInt(5)
+      .describe('`Retry-After` (seconds) of `503 model_loading`, while the model is still loading.'),
+    DIFFUSION_LOAD_DELAY_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Test only: delays model loading so tests can observe the `loading` state. Leave 0.'),
   })
   .superRefine(checkObjectStoreEnv)
   .transform((e) => ({
@@ -64,5 +86,8 @@ export function loadDiffusionConfig(source: Record<string, string | undefined> =
   return loadConfig(schema, source);
 }
 
+/** The diffusion worker's environment schema, from which docs/configuration.md is generated. */
+export const diffusionEnvSchema = schema.in;
+
 /** Every variable the diffusion worker reads, so the chart and the runner can be checked against it. */
-export const diffusionEnvVars = Object.keys(schema.in.shape);
+export const diffusionEnvVars = Object.keys(diffusionEnvSchema.shape);

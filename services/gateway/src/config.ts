@@ -32,47 +32,105 @@ const tierOverrides = z
 
 const schema = z
   .object({
-    GATEWAY_PORT: env.port(8080),
-    GATEWAY_HOST: z.string().default('::'),
-    METRICS_PORT: env.port(9464),
+    GATEWAY_PORT: env.port(8080).describe('HTTP port of the API.'),
+    GATEWAY_HOST: z.string().default('::').describe('Listen address (`::` accepts IPv4 and IPv6).'),
+    METRICS_PORT: env
+      .port(9464)
+      .describe('Port of Prometheus `GET /metrics` (its own port, not exposed with the API).'),
     LOG_LEVEL: env.logLevel,
-    ADMIN_TOKEN: env.secret(16),
-    /** Shared with every worker (a Kubernetes Secret): each call and DevTools upgrade carries it. */
-    CLUSTER_SECRET: env.secret(CLUSTER_SECRET_MIN_LENGTH),
-    IP_ALLOWLIST: env.cidrList(),
-    TRUSTED_PROXIES: env.cidrList(),
-    NATS_URL: env.url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222'),
-    REDIS_URL: env.url(['redis', 'rediss'], 'redis://127.0.0.1:6379'),
+    ADMIN_TOKEN: env
+      .secret(16)
+      .describe(
+        'Bearer token of `/admin/api`, at least 16 characters (`npm start` generates and prints one).',
+      ),
+    CLUSTER_SECRET: env
+      .secret(CLUSTER_SECRET_MIN_LENGTH)
+      .describe(
+        `Shared with every worker (a Kubernetes Secret), at least ${CLUSTER_SECRET_MIN_LENGTH} characters: sent with each gRPC call and DevTools upgrade (\`npm start\` generates one per run).`,
+      ),
+    IP_ALLOWLIST: env
+      .cidrList()
+      .describe('Cluster-wide allowlist: comma-separated IPv4/IPv6 CIDRs; empty = every address.'),
+    TRUSTED_PROXIES: env
+      .cidrList()
+      .describe('CIDRs of proxies whose `X-Forwarded-For` (and `X-Forwarded-Proto`/`-Host`) is believed.'),
+    NATS_URL: env
+      .url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222')
+      .describe('NATS with JetStream: key store (KV and watch), session registry, animation jobs, events.'),
+    REDIS_URL: env
+      .url(['redis', 'rediss'], 'redis://127.0.0.1:6379')
+      .describe('Redis holding the rate-limit counters shared by gateway replicas.'),
     KEYS_BUCKET: z
       .string()
       .regex(/^[A-Za-z0-9_-]+$/)
-      .default('switchboard_keys'),
-    RATE_LIMIT_PREFIX: z.string().default('sb:rl'),
-    AUTH_FAILURES_PER_MINUTE: env.positiveInt(30),
-    ADMIN_AUTH_FAILURES_PER_MINUTE: env.positiveInt(10),
-    KEYS_MAX_STALENESS_MS: env.positiveInt(30_000),
-    // Where clients reach the API (e.g. https://api.example.com), for URLs the gateway hands out.
+      .default('switchboard_keys')
+      .describe('KV bucket of the API keys (`<bucket>_usage` holds their last-used times).'),
+    RATE_LIMIT_PREFIX: z.string().default('sb:rl').describe('Prefix of the rate-limit counters in Redis.'),
+    AUTH_FAILURES_PER_MINUTE: env
+      .positiveInt(30)
+      .describe(
+        'Failed API-key authentications allowed per client address (IPv4 address, IPv6 /64) per minute.',
+      ),
+    ADMIN_AUTH_FAILURES_PER_MINUTE: env
+      .positiveInt(10)
+      .describe('Wrong admin tokens allowed per client address per minute (a budget of its own).'),
+    KEYS_MAX_STALENESS_MS: env
+      .positiveInt(30_000)
+      .describe(
+        "How long keys are honoured from the replica's cache while NATS does not answer; then `503 unavailable`.",
+      ),
     PUBLIC_BASE_URL: z
       .string()
       .regex(/^https?:\/\/[^/?#\s]+\/?$/, 'expected an http(s) origin, e.g. https://api.example.com')
-      .optional(),
-    HTTP_HEADERS_TIMEOUT_MS: env.positiveInt(15_000),
-    HTTP_BODY_MIN_BYTES_PER_SECOND: env.positiveInt(1024),
-    HTTP_BODY_RATE_WINDOW_MS: env.positiveInt(10_000),
-    TIER_POLICIES: env.json(tierOverrides, '{}'),
-    JSON_BODY_LIMIT_BYTES: env.positiveInt(1 * MB),
-    LLM_ADDR: env.address('127.0.0.1:50051'),
-    WHISPER_ADDR: env.address('127.0.0.1:50052'),
-    DIFFUSION_ADDR: env.address('127.0.0.1:50053'),
-    ANIMATION_ADDR: env.address('127.0.0.1:50054'),
-    BROWSER_ADDR: env.address('127.0.0.1:50055'),
-    LLM_DEADLINE_MS: env.positiveInt(300_000),
-    WHISPER_DEADLINE_MS: env.positiveInt(600_000),
-    DIFFUSION_DEADLINE_MS: env.positiveInt(600_000),
-    BROWSER_DEADLINE_MS: env.positiveInt(60_000),
-    SHUTDOWN_GRACE_MS: env.positiveInt(10_000),
-    STREAM_PING_INTERVAL_MS: env.positiveInt(15_000),
-    STREAM_FIRST_EVENT_WAIT_MS: env.positiveInt(1_000),
+      .optional()
+      .describe(
+        'Origin clients reach the API at (e.g. `https://api.example.com`), for URLs the gateway hands out (`devtools_url`); unset = from the request.',
+      ),
+    HTTP_HEADERS_TIMEOUT_MS: env
+      .positiveInt(15_000)
+      .describe("A request's headers must arrive within this time."),
+    HTTP_BODY_MIN_BYTES_PER_SECOND: env
+      .positiveInt(1024)
+      .describe('A body arriving slower than this over a window of HTTP_BODY_RATE_WINDOW_MS is cut.'),
+    HTTP_BODY_RATE_WINDOW_MS: env
+      .positiveInt(10_000)
+      .describe('The window over which HTTP_BODY_MIN_BYTES_PER_SECOND is measured.'),
+    TIER_POLICIES: env
+      .json(tierOverrides, '{}')
+      .describe(
+        'JSON overriding any field of any tier, e.g. `{"basic":{"requests_per_minute":120}}`; fields `requests_per_minute`, `browser_sessions`, `upload_limit_bytes`, `animation_jobs`; `{}` keeps API.md §1\'s limits.',
+      ),
+    JSON_BODY_LIMIT_BYTES: env
+      .positiveInt(1 * MB)
+      .describe('Body limit of every JSON route, `/animate` included (larger media go in streamed uploads).'),
+    LLM_ADDR: env.address('127.0.0.1:50051').describe('host:port of the llm workers (gRPC).'),
+    WHISPER_ADDR: env.address('127.0.0.1:50052').describe('host:port of the whisper workers (gRPC).'),
+    DIFFUSION_ADDR: env.address('127.0.0.1:50053').describe('host:port of the diffusion workers (gRPC).'),
+    ANIMATION_ADDR: env
+      .address('127.0.0.1:50054')
+      .describe(
+        "host:port of the animation workers, only for the dashboard's health view (jobs go through JetStream).",
+      ),
+    BROWSER_ADDR: env
+      .address('127.0.0.1:50055')
+      .describe(
+        "host:port of the browser workers (a Service): health checks, and new sessions while no worker has announced itself; a session's calls go to the worker that owns it.",
+      ),
+    LLM_DEADLINE_MS: env.positiveInt(300_000).describe('Deadline of each llm call.'),
+    WHISPER_DEADLINE_MS: env.positiveInt(600_000).describe('Deadline of each whisper call.'),
+    DIFFUSION_DEADLINE_MS: env.positiveInt(600_000).describe('Deadline of each diffusion call.'),
+    BROWSER_DEADLINE_MS: env.positiveInt(60_000).describe('Deadline of each browser call.'),
+    SHUTDOWN_GRACE_MS: env
+      .positiveInt(10_000)
+      .describe('How long in-flight requests may finish after SIGTERM.'),
+    STREAM_PING_INTERVAL_MS: env
+      .positiveInt(15_000)
+      .describe('Interval of the `: ping` comment on streamed (SSE) responses.'),
+    STREAM_FIRST_EVENT_WAIT_MS: env
+      .positiveInt(1_000)
+      .describe(
+        "How long a streamed `/query` waits for the worker's first event; a refusal within it is answered as a plain JSON error with its status, after it the `200` stream starts.",
+      ),
     ...objectStoreEnvFields,
     ...jobEnvFields,
   })
@@ -120,5 +178,8 @@ export function loadGatewayConfig(source: Record<string, string | undefined> = p
   return loadConfig(schema, source);
 }
 
+/** The gateway's environment schema, from which docs/configuration.md is generated. */
+export const gatewayEnvSchema = schema.in;
+
 /** Every variable the gateway reads, so the chart and the runner can be checked against it. */
-export const gatewayEnvVars = Object.keys(schema.in.shape);
+export const gatewayEnvVars = Object.keys(gatewayEnvSchema.shape);

@@ -5,16 +5,29 @@ import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
 const schema = z
   .object({
     ...modelWorkerEnvFields({ grpcPort: 50051, shutdownGraceMs: 20_000 }),
-    /** The default model id; unset = MODEL_DIR/llm/models.json's "default", else the first folder. */
-    LLM_DEFAULT_MODEL: z.string().min(1).optional(),
-    /** Generations running at once (per model process; each one holds its own KV cache). */
-    LLM_CONCURRENCY: env.positiveInt(1),
-    /** Requests allowed to wait for a slot; beyond that → 503 no_capacity with Retry-After. */
-    LLM_QUEUE_DEPTH: z.coerce.number().int().min(0).default(16),
-    /** Retry-After (seconds) for requests that arrive while the model is still loading. */
-    LLM_LOADING_RETRY_AFTER_SECONDS: env.positiveInt(5),
-    /** TEST-ONLY knob: delays model loading so tests can observe the `loading` state. Leave 0. */
-    LLM_LOAD_DELAY_MS: z.coerce.number().int().min(0).default(0),
+    LLM_DEFAULT_MODEL: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Default model id; unset = MODEL_DIR/llm/models.json\'s `"default"`, else the first folder.'),
+    LLM_CONCURRENCY: env
+      .positiveInt(1)
+      .describe('Generations running at once (each one holds its own KV cache).'),
+    LLM_QUEUE_DEPTH: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(16)
+      .describe('Requests allowed to wait for a slot; beyond that `503 no_capacity` with `Retry-After`.'),
+    LLM_LOADING_RETRY_AFTER_SECONDS: env
+      .positiveInt(5)
+      .describe('`Retry-After` (seconds) of `503 model_loading`, while the model is still loading.'),
+    LLM_LOAD_DELAY_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Test only: delays model loading so tests can observe the `loading` state. Leave 0.'),
   })
   .transform((e) => ({
     ...modelWorkerSettings(e),
@@ -30,5 +43,8 @@ export function loadLlmConfig(source: Record<string, string | undefined> = proce
   return loadConfig(schema, source);
 }
 
+/** The llm worker's environment schema, from which docs/configuration.md is generated. */
+export const llmEnvSchema = schema.in;
+
 /** Every variable the llm worker reads, so the chart and the runner can be checked against it. */
-export const llmEnvVars = Object.keys(schema.in.shape);
+export const llmEnvVars = Object.keys(llmEnvSchema.shape);

@@ -6,34 +6,67 @@ import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
 const schema = z
   .object({
     ...modelWorkerEnvFields({ grpcPort: 50052, shutdownGraceMs: 60_000 }),
-    /** The default model id; unset = MODEL_DIR/whisper/models.json's "default", else the first folder. */
-    WHISPER_DEFAULT_MODEL: z.string().min(1).optional(),
-    /** Windows recognised at once; each one runs the model on all cores it is given. */
-    WHISPER_CONCURRENCY: env.positiveInt(1),
-    /**
-     * Uploads in progress (being received, decoded or recognised) beyond WHISPER_CONCURRENCY;
-     * beyond that → 503 no_capacity. Each holds one window of samples, whatever its length.
-     */
-    WHISPER_QUEUE_DEPTH: z.coerce.number().int().min(0).default(8),
-    /** Longest audio accepted, in seconds (it is decoded window by window, so this bounds time, not memory). */
-    WHISPER_MAX_AUDIO_SECONDS: env.positiveInt(2 * 3600),
-    /** Window and overlap for audio longer than one window (Whisper sees 30 s at a time). */
-    WHISPER_CHUNK_SECONDS: z.coerce.number().positive().max(30).default(30),
-    WHISPER_STRIDE_SECONDS: z.coerce.number().positive().default(5),
-    /** Where MP4-family uploads (which ffmpeg must read with seeking) are spooled; default the OS temp dir. */
-    WHISPER_SPOOL_DIR: z.string().min(1).default(tmpdir()),
-    /**
-     * Bytes all spooled uploads together may take in WHISPER_SPOOL_DIR (a spooled file stays until
-     * its transcription ends); an upload that would exceed it → 503 no_capacity. The default, 512 MiB,
-     * stays below the chart's 1 GiB /tmp, where a full emptyDir would get the pod evicted.
-     */
-    WHISPER_SPOOL_MAX_BYTES: env.positiveInt(512 * 1024 ** 2),
-    /** The ffmpeg binary that decodes uploads (Debian's package). */
-    FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
-    /** Retry-After (seconds) for requests that arrive while the model is still loading. */
-    WHISPER_LOADING_RETRY_AFTER_SECONDS: env.positiveInt(5),
-    /** TEST-ONLY knob: delays model loading so tests can observe the `loading` state. Leave 0. */
-    WHISPER_LOAD_DELAY_MS: z.coerce.number().int().min(0).default(0),
+    WHISPER_DEFAULT_MODEL: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Default model id; unset = MODEL_DIR/whisper/models.json\'s `"default"`, else the first folder.',
+      ),
+    WHISPER_CONCURRENCY: env
+      .positiveInt(1)
+      .describe(
+        'Windows recognised at once, each on all cores the model is given; uploads take turns window by window.',
+      ),
+    WHISPER_QUEUE_DEPTH: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(8)
+      .describe(
+        'Uploads in progress (received, decoded or recognised) beyond WHISPER_CONCURRENCY; beyond them `503 no_capacity` before the file is read. Each holds one window of samples, whatever its length.',
+      ),
+    WHISPER_MAX_AUDIO_SECONDS: env
+      .positiveInt(2 * 3600)
+      .describe(
+        'Longest audio accepted, in seconds; longer is `413 payload_too_large` (decoding is window by window, so this bounds time, not memory).',
+      ),
+    WHISPER_CHUNK_SECONDS: z.coerce
+      .number()
+      .positive()
+      .max(30)
+      .default(30)
+      .describe('Window of long audio, in seconds, at most 30 (Whisper hears 30 s at a time).'),
+    WHISPER_STRIDE_SECONDS: z.coerce
+      .number()
+      .positive()
+      .default(5)
+      .describe(
+        "Overlap on each inner edge of a window, used to stitch the windows' texts; under half a window.",
+      ),
+    WHISPER_SPOOL_DIR: z.string().min(1).default(tmpdir()).meta({
+      description: 'Where MP4-family uploads (which ffmpeg must read with seeking) are spooled.',
+      docsDefault: 'the OS temp folder',
+    }),
+    WHISPER_SPOOL_MAX_BYTES: env
+      .positiveInt(512 * 1024 ** 2)
+      .describe(
+        "Bytes all spooled uploads together may take in WHISPER_SPOOL_DIR (a spooled file stays until its transcription ends); past it `503 no_capacity`. 512 MiB stays below the chart's 1 GiB /tmp, where a full emptyDir would get the pod evicted.",
+      ),
+    FFMPEG_PATH: z
+      .string()
+      .min(1)
+      .default('ffmpeg')
+      .describe("The ffmpeg binary that decodes every upload (Debian's package)."),
+    WHISPER_LOADING_RETRY_AFTER_SECONDS: env
+      .positiveInt(5)
+      .describe('`Retry-After` (seconds) of `503 model_loading`, while the model is still loading.'),
+    WHISPER_LOAD_DELAY_MS: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Test only: delays model loading so tests can observe the `loading` state. Leave 0.'),
   })
   .refine((e) => e.WHISPER_STRIDE_SECONDS * 2 < e.WHISPER_CHUNK_SECONDS, {
     path: ['WHISPER_STRIDE_SECONDS'],
@@ -58,5 +91,8 @@ export function loadWhisperConfig(source: Record<string, string | undefined> = p
   return loadConfig(schema, source);
 }
 
+/** The whisper worker's environment schema, from which docs/configuration.md is generated. */
+export const whisperEnvSchema = schema.in;
+
 /** Every variable the whisper worker reads, so the chart and the runner can be checked against it. */
-export const whisperEnvVars = Object.keys(schema.in.shape);
+export const whisperEnvVars = Object.keys(whisperEnvSchema.shape);
