@@ -13,18 +13,16 @@ import {
   assertDeployedContents,
   assertGpuVariant,
   dockerEnv,
-  dockerInstructions,
   runDockerDeploy,
-  runtimeStage,
-  serviceDockerfile,
   startBundledWorker,
 } from '../support/bundle.js';
+import { serviceImage } from '../support/dockerfile.js';
 import { getPath } from '../support/helm-checks.js';
 import { chartDir } from '../support/helm.js';
 
 /**
- * The production install step of services/animation/Dockerfile (`pnpm deploy --prod` of the
- * animation worker alone), run here into a temp folder outside the workspace; the worker is then
+ * The production install step of the animation image (deploy/docker/Dockerfile with
+ * SERVICE=animation: `pnpm deploy --prod` of the animation worker alone), run here into a temp folder outside the workspace; the worker is then
  * started from that folder, as the image's CMD starts it, against a real NATS with JetStream and
  * the image's ffmpeg paths (Debian's ffmpeg package, installed here too). It serves the avatar
  * back-end, which needs no model (the vendor is called only for a job), so it must report SERVING,
@@ -34,9 +32,9 @@ import { chartDir } from '../support/helm.js';
  * module) fails here.
  */
 
-const cpuDockerfile = serviceDockerfile('animation');
+const cpuImage = serviceImage('animation');
 
-describe('animation worker image contents (pnpm deploy --prod, as the Dockerfile runs it)', () => {
+describe('animation worker image contents (pnpm deploy --prod, as the image build runs it)', () => {
   let work: string;
   let out: string;
   let nats: InfraHandle;
@@ -52,19 +50,19 @@ describe('animation worker image contents (pnpm deploy --prod, as the Dockerfile
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  test('the CPU Dockerfile: the worker image shape, Debian ffmpeg (ffmpeg and ffprobe), no binary downloads', async () => {
+  test('the CPU image: the worker image shape, Debian ffmpeg (ffmpeg and ffprobe), no binary downloads', async () => {
     const env = await assertCpuModelImage('animation', ['ffmpeg']);
     assert.equal(env.ANIMATION_FFMPEG_PATH, '/usr/bin/ffmpeg', "where Debian's ffmpeg package puts it");
     assert.equal(env.ANIMATION_FFPROBE_PATH, '/usr/bin/ffprobe', 'the same package');
     assert.equal(env.OBJECT_STORE_DIR, '/tmp/objects', 'without S3, inputs and MP4s go to the /tmp volume');
   });
 
-  test('Dockerfile.gpu: the same worker and ffmpeg on a CUDA base image, with the CUDA 12 provider', async () => {
+  test('the CUDA variant: the same worker and ffmpeg on a CUDA base image, with the CUDA 12 provider', async () => {
     await assertGpuVariant('animation', ['ffmpeg']);
   });
 
   test('pnpm deploy --prod of the animation worker gives a self-contained folder without dev dependencies', () => {
-    const args = runDockerDeploy(cpuDockerfile, out);
+    const args = runDockerDeploy(cpuImage, out);
     assert.ok(
       args.includes('@switchboard/animation'),
       `deploys the animation worker: pnpm ${args.join(' ')}`,
@@ -80,7 +78,7 @@ describe('animation worker image contents (pnpm deploy --prod, as the Dockerfile
     // As the image runs it: `node dist/main.js` from the app folder, a bare environment, the image's
     // ffmpeg paths, no S3 (so OBJECT_STORE_DIR, here a temp folder rather than the image's
     // /tmp/objects). The avatar back-end as the chart configures it: its vendor URL and key.
-    const image = dockerEnv(runtimeStage(dockerInstructions(cpuDockerfile)));
+    const image = dockerEnv(cpuImage.runtime.lines);
     const [objects, models] = [join(work, 'objects'), join(work, 'models')];
     for (const dir of [objects, models]) mkdirSync(dir, { recursive: true });
     const worker = await startBundledWorker(

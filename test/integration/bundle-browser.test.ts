@@ -7,29 +7,27 @@ import { freePort, startNats, type InfraHandle } from '@switchboard/devcluster';
 import { chromiumPids } from '../support/browser-stack.js';
 import {
   assertDeployedContents,
-  assertWorkerImageShape,
+  assertImageShape,
   dockerEnv,
-  dockerInstructions,
   runDockerDeploy,
-  runtimeStage,
-  serviceDockerfile,
   startBundledWorker,
 } from '../support/bundle.js';
+import { dockerInstructions, serviceImage } from '../support/dockerfile.js';
 import { testClusterSecret } from '../support/gateway.js';
 import { serviceConfig } from '../support/helm-checks.js';
 
 /**
- * The production install step of services/browser/Dockerfile (`pnpm deploy --prod` of the browser
- * worker alone), run here into a temp folder outside the workspace; the worker is then started
+ * The production install step of the browser image (deploy/docker/Dockerfile with SERVICE=browser:
+ * `pnpm deploy --prod` of the browser worker alone), run here into a temp folder outside the workspace; the worker is then started
  * from that folder, as the image's CMD starts it, against a real NATS and the image's Chromium
  * path (Debian's `chromium`, installed here too). It must launch and connect its warm browser and
  * report SERVING, and leave no Chromium behind after SIGTERM. If the image would miss a file or a
  * dependency (playwright-core, the registry, the DevTools relay), this fails.
  */
 
-const dockerfilePath = serviceDockerfile('browser');
+const image = serviceImage('browser');
 
-describe('browser worker image contents (pnpm deploy --prod, as the Dockerfile runs it)', () => {
+describe('browser worker image contents (pnpm deploy --prod, as the image build runs it)', () => {
   let work: string;
   let out: string;
   let nats: InfraHandle;
@@ -45,8 +43,7 @@ describe('browser worker image contents (pnpm deploy --prod, as the Dockerfile r
     if (work) rmSync(work, { recursive: true, force: true, maxRetries: 5 });
   });
 
-  test('the Dockerfile: the worker image shape, Debian Chromium and fonts, the worker ports', async () => {
-    const lines = dockerInstructions(dockerfilePath);
+  test('the image: the worker image shape, Debian Chromium and fonts, the worker ports', async () => {
     const config = await serviceConfig('browser');
     assert.ok(config?.load, 'services/browser exports loadBrowserConfig');
     const defaults = config.load({ CLUSTER_SECRET: testClusterSecret }) as {
@@ -54,21 +51,32 @@ describe('browser worker image contents (pnpm deploy --prod, as the Dockerfile r
       devtools: { port: number };
       metricsPort: number;
       chromiumPath: string;
+      chromiumPolicyDir: string;
     };
-    assertWorkerImageShape(lines, {
-      service: 'browser',
+    assertImageShape(image, {
       packages: ['chromium', 'fonts-liberation'],
       exposed: [defaults.grpc.port, defaults.devtools.port, defaults.metricsPort],
     });
-    const env = dockerEnv(runtimeStage(lines));
+    const env = dockerEnv(image.runtime.lines);
     assert.equal(env.CHROMIUM_PATH, defaults.chromiumPath);
     assert.equal(env.CHROMIUM_PATH, '/usr/bin/chromium', "where Debian's chromium package puts it");
     assert.match(env.BROWSER_PROFILE_ROOT ?? '', /^\/tmp(\/|$)/, 'profiles on the /tmp volume');
-    assert.ok(!lines.some((l) => /playwright(-core)? install/.test(l)), 'no browser build downloaded');
+    assert.ok(
+      !dockerInstructions().some((l) => /playwright(-core)? install/.test(l)),
+      'no browser build downloaded',
+    );
+    assert.equal(dockerEnv(image.build.lines).PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD, '1');
+    // The managed policy the worker refuses to start without, where its Chromium reads it.
+    assert.ok(
+      image.runtime.lines.includes(
+        `COPY services/browser/policy/switchboard.json ${defaults.chromiumPolicyDir}/switchboard.json`,
+      ),
+      'the shipped policy is installed',
+    );
   });
 
   test('pnpm deploy --prod of the browser worker gives a self-contained folder without dev dependencies', () => {
-    const args = runDockerDeploy(dockerfilePath, out);
+    const args = runDockerDeploy(image, out);
     assert.ok(args.includes('@switchboard/browser'), `deploys the browser worker: pnpm ${args.join(' ')}`);
     assertDeployedContents(out, {
       libs: [
@@ -82,12 +90,13 @@ describe('browser worker image contents (pnpm deploy --prod, as the Dockerfile r
         'telemetry',
       ],
       shipped: ['playwright-core', 'nats', 'ws', 'prom-client', 'zod'],
-      notShipped: ['typescript', '@switchboard/devcluster', '@types/ws'],
+      // No onnxruntime-node: the Dockerfile's CUDA build refuses the browser worker.
+      notShipped: ['typescript', '@switchboard/devcluster', '@types/ws', 'onnxruntime-node'],
     });
   });
 
   test('the worker starts from the deployed folder, launches its warm Chromium, reports SERVING and stops cleanly', async (t) => {
-    const image = dockerEnv(runtimeStage(dockerInstructions(dockerfilePath)));
+    const imageEnv = dockerEnv(image.runtime.lines);
     // The image's HOME and profile root are its /tmp volume; here, folders of this test's own.
     const home = join(work, 'tmp');
     const profileRoot = join(home, 'profiles');
@@ -96,7 +105,7 @@ describe('browser worker image contents (pnpm deploy --prod, as the Dockerfile r
       out,
       {
         NATS_URL: nats.url,
-        CHROMIUM_PATH: image.CHROMIUM_PATH!,
+        CHROMIUM_PATH: imageEnv.CHROMIUM_PATH!,
         HOME: home,
         BROWSER_PROFILE_ROOT: profileRoot,
         BROWSER_POOL_SIZE: '1',

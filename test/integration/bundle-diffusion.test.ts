@@ -18,28 +18,26 @@ import {
   assertCpuModelImage,
   assertDeployedContents,
   assertGpuVariant,
-  dockerInstructions,
   linkedLibraries,
   nativeFiles,
   runDockerDeploy,
-  runtimeStage,
-  serviceDockerfile,
   startBundledWorker,
 } from '../support/bundle.js';
+import { serviceImage } from '../support/dockerfile.js';
 import { testClusterSecret } from '../support/gateway.js';
 import { pngSize } from '../support/png.js';
 
 /**
- * The production install step of services/diffusion/Dockerfile (`pnpm deploy --prod` of the
- * diffusion worker alone), run here into a temp folder outside the workspace; the worker is then
+ * The production install step of the diffusion image (deploy/docker/Dockerfile with
+ * SERVICE=diffusion: `pnpm deploy --prod` of the diffusion worker alone), run here into a temp folder outside the workspace; the worker is then
  * started from that folder, as the image's CMD starts it, with a MODEL_DIR holding the tiny
  * development pipeline and a local object store. It must report SERVING and generate an image over
  * gRPC, stored as a PNG, so a file or dependency the image would miss (onnxruntime-node's binding,
  * the tokenizer, sharp's prebuilt binary and its libvips) fails here.
  */
 
-const cpuDockerfile = serviceDockerfile('diffusion');
-const gpuDockerfile = serviceDockerfile('diffusion', 'Dockerfile.gpu');
+const cpuImage = serviceImage('diffusion');
+const gpuImage = serviceImage('diffusion', 'cuda');
 const modelId = 'tiny-sd-dev';
 
 /**
@@ -50,20 +48,11 @@ const modelId = 'tiny-sd-dev';
 const baseImageLibrary =
   /^(linux-vdso\.so\.1|ld-linux-[\w-]+\.so\.\d+|lib(c|m|dl|pthread|rt|resolv)\.so\.\d+|libstdc\+\+\.so\.6|libgcc_s\.so\.1)$/;
 
-/** The glibc of each runtime base image the Dockerfiles may name (a new base must be added here). */
+/** The glibc of each runtime base image the Dockerfile may name (a new base must be added here). */
 const baseImageGlibc: [RegExp, string][] = [
   [/^node:\d+-bookworm(-slim)?$/, '2.36'], // Debian 12
   [/^nvidia\/cuda:\S+-ubuntu24\.04$/, '2.39'], // Ubuntu 24.04
 ];
-
-/** The image the runtime stage starts FROM, with its ARG default filled in. */
-function runtimeBase(lines: readonly string[]): string {
-  const arg = /^FROM \$\{(\w+)\} AS runtime$/.exec(runtimeStage(lines)[0]!);
-  assert.ok(arg, 'the runtime stage starts from an ARG image');
-  const declared = lines.find((l) => l.startsWith(`ARG ${arg[1]}=`));
-  assert.ok(declared, `ARG ${arg[1]} has a default`);
-  return declared.slice(`ARG ${arg[1]}=`.length);
-}
 
 const version = (text: string) => text.split('.').map(Number) as [number, number];
 const atLeast = (have: string, need: string) => {
@@ -93,7 +82,7 @@ function generateImage(
   });
 }
 
-describe('diffusion worker image contents (pnpm deploy --prod, as the Dockerfile runs it)', () => {
+describe('diffusion worker image contents (pnpm deploy --prod, as the image build runs it)', () => {
   let work: string;
   let out: string;
   let modelDir: string;
@@ -111,18 +100,18 @@ describe('diffusion worker image contents (pnpm deploy --prod, as the Dockerfile
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  test('the CPU Dockerfile: the worker image shape, tini as its only system package, no binary downloads', async () => {
+  test('the CPU image: the worker image shape, tini as its only system package, no binary downloads', async () => {
     // sharp's binary and libvips come from npm (checked on the deployed folder below).
     const env = await assertCpuModelImage('diffusion');
     assert.equal(env.OBJECT_STORE_DIR, '/tmp/objects', 'without S3, PNGs go to the /tmp volume');
   });
 
-  test('Dockerfile.gpu: the same worker on a CUDA base image, with the CUDA 12 provider', async () => {
+  test('the CUDA variant: the same worker on a CUDA base image, with the CUDA 12 provider', async () => {
     await assertGpuVariant('diffusion');
   });
 
   test('pnpm deploy --prod of the diffusion worker gives a self-contained folder without dev dependencies', () => {
-    const args = runDockerDeploy(cpuDockerfile, out);
+    const args = runDockerDeploy(cpuImage, out);
     assert.ok(
       args.includes('@switchboard/diffusion'),
       `deploys the diffusion worker: pnpm ${args.join(' ')}`,
@@ -175,11 +164,11 @@ describe('diffusion worker image contents (pnpm deploy --prod, as the Dockerfile
       'system libraries the base images do not have',
     );
 
-    // The binary's glibc floor, against the runtime base image of both Dockerfiles.
+    // The binary's glibc floor, against the base image of both variants.
     const floor = /^>=(\d+\.\d+)$/.exec(binaryPackage.config?.glibc ?? '')?.[1];
     assert.ok(floor, `@img/sharp-linux-${process.arch} declares the glibc it needs`);
-    for (const dockerfile of [cpuDockerfile, gpuDockerfile]) {
-      const base = runtimeBase(dockerInstructions(dockerfile));
+    for (const { runtime } of [cpuImage, gpuImage]) {
+      const base = runtime.base;
       const glibc = baseImageGlibc.find(([image]) => image.test(base))?.[1];
       assert.ok(glibc, `the glibc of ${base} is known to this test`);
       assert.ok(atLeast(glibc, floor), `${base} has glibc ${glibc}; sharp needs ${floor}`);

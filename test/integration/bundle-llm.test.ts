@@ -9,22 +9,22 @@ import {
   assertDeployedContents,
   assertGpuVariant,
   runDockerDeploy,
-  serviceDockerfile,
   startBundledWorker,
 } from '../support/bundle.js';
+import { serviceImage } from '../support/dockerfile.js';
 import { repoRoot } from '../support/helm.js';
 
 /**
- * The production install step of services/llm/Dockerfile (`pnpm deploy --prod` of the llm worker
- * alone), run here into a temp folder outside the workspace; the worker is then started from that
- * folder, as the image's CMD starts it, with a MODEL_DIR holding the tiny development model. If
+ * The production install step of the llm image (deploy/docker/Dockerfile with SERVICE=llm: `pnpm
+ * deploy --prod` of the llm worker alone), run here into a temp folder outside the workspace; the
+ * worker is then started from that folder, as the image's CMD starts it, with a MODEL_DIR holding the tiny development model. If
  * the image would miss a file or a dependency (onnxruntime-node's binding included), this fails.
  */
 
-const cpuDockerfile = serviceDockerfile('llm');
+const cpuImage = serviceImage('llm');
 const modelId = 'tiny-llama-dev';
 
-describe('llm worker image contents (pnpm deploy --prod, as the Dockerfile runs it)', () => {
+describe('llm worker image contents (pnpm deploy --prod, as the image build runs it)', () => {
   let work: string;
   let out: string;
   let modelDir: string;
@@ -32,7 +32,7 @@ describe('llm worker image contents (pnpm deploy --prod, as the Dockerfile runs 
   before(async () => {
     assert.ok(
       existsSync(join(repoRoot, 'services', 'llm', 'dist', 'main.js')),
-      'services/llm is built (tsc -b services/llm), as the Dockerfile builds it before deploying',
+      'services/llm is built (tsc -b services/llm), as the image build does before deploying',
     );
     work = mkdtempSync(join(tmpdir(), 'sb-bundle-llm-'));
     out = join(work, 'out');
@@ -44,16 +44,16 @@ describe('llm worker image contents (pnpm deploy --prod, as the Dockerfile runs 
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  test('the CPU Dockerfile: the worker image shape, tini as its only system package, no binary downloads', async () => {
+  test('the CPU image: the worker image shape, tini as its only system package, no binary downloads', async () => {
     await assertCpuModelImage('llm');
   });
 
-  test('Dockerfile.gpu: the same worker on a CUDA base image, with the CUDA 12 provider', async () => {
+  test('the CUDA variant: the same worker on a CUDA base image, with the CUDA 12 provider', async () => {
     await assertGpuVariant('llm');
   });
 
   test('pnpm deploy --prod of the llm worker gives a self-contained folder without dev dependencies', () => {
-    const args = runDockerDeploy(cpuDockerfile, out);
+    const args = runDockerDeploy(cpuImage, out);
     assert.ok(args.includes('@switchboard/llm'), `deploys the llm worker: pnpm ${args.join(' ')}`);
 
     assertDeployedContents(out, {

@@ -13,24 +13,22 @@ import {
   assertDeployedContents,
   assertGpuVariant,
   dockerEnv,
-  dockerInstructions,
   runDockerDeploy,
-  runtimeStage,
-  serviceDockerfile,
   startBundledWorker,
 } from '../support/bundle.js';
+import { serviceImage } from '../support/dockerfile.js';
 import { testClusterSecret } from '../support/gateway.js';
 
 /**
- * The production install step of services/whisper/Dockerfile (`pnpm deploy --prod` of the whisper
- * worker alone), run here into a temp folder outside the workspace; the worker is then started
+ * The production install step of the whisper image (deploy/docker/Dockerfile with SERVICE=whisper:
+ * `pnpm deploy --prod` of the whisper worker alone), run here into a temp folder outside the workspace; the worker is then started
  * from that folder, as the image's CMD starts it, with a MODEL_DIR holding the tiny development
  * Whisper and the image's FFMPEG_PATH. It must report SERVING and transcribe a WAV over gRPC, so
  * a file or dependency the image would miss (onnxruntime-node's binding, the tokenizer, the
  * decoder) fails here.
  */
 
-const cpuDockerfile = serviceDockerfile('whisper');
+const cpuImage = serviceImage('whisper');
 const modelId = 'tiny-whisper-dev';
 
 /** Whisper.Transcribe as the gateway calls it: options first, then the upload in chunks. */
@@ -56,7 +54,7 @@ function transcribe(address: string, audio: Buffer, language: string): Promise<T
   });
 }
 
-describe('whisper worker image contents (pnpm deploy --prod, as the Dockerfile runs it)', () => {
+describe('whisper worker image contents (pnpm deploy --prod, as the image build runs it)', () => {
   let work: string;
   let out: string;
   let modelDir: string;
@@ -72,17 +70,17 @@ describe('whisper worker image contents (pnpm deploy --prod, as the Dockerfile r
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  test('the CPU Dockerfile: the worker image shape, Debian ffmpeg, no binary downloads', async () => {
+  test('the CPU image: the worker image shape, Debian ffmpeg, no binary downloads', async () => {
     const env = await assertCpuModelImage('whisper', ['ffmpeg']);
     assert.equal(env.FFMPEG_PATH, '/usr/bin/ffmpeg', "where Debian's ffmpeg package puts it");
   });
 
-  test('Dockerfile.gpu: the same worker and ffmpeg on a CUDA base image, with the CUDA 12 provider', async () => {
+  test('the CUDA variant: the same worker and ffmpeg on a CUDA base image, with the CUDA 12 provider', async () => {
     await assertGpuVariant('whisper', ['ffmpeg']);
   });
 
   test('pnpm deploy --prod of the whisper worker gives a self-contained folder without dev dependencies', () => {
-    const args = runDockerDeploy(cpuDockerfile, out);
+    const args = runDockerDeploy(cpuImage, out);
     assert.ok(args.includes('@switchboard/whisper'), `deploys the whisper worker: pnpm ${args.join(' ')}`);
     assertDeployedContents(out, {
       libs: ['config', 'contracts', 'errors', 'grpc', 'models', 'telemetry'],
@@ -92,7 +90,7 @@ describe('whisper worker image contents (pnpm deploy --prod, as the Dockerfile r
   });
 
   test('the worker starts from the deployed folder, loads the model, reports SERVING and transcribes', async (t) => {
-    const image = dockerEnv(runtimeStage(dockerInstructions(cpuDockerfile)));
+    const image = dockerEnv(cpuImage.runtime.lines);
     // As the image runs it: `node dist/main.js` from the app folder, a bare environment, the
     // image's ffmpeg path (the same Debian package is installed here).
     const worker = await startBundledWorker(

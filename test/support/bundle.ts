@@ -1,51 +1,38 @@
-// What the bundle tests share: a service's Dockerfile read as instructions (and the shape every
-// worker image has), the production install step (`pnpm … deploy /out`) taken from it and run into
-// a temp folder with the workspace's own pnpm, the check that the deployed folder is
+// What the bundle tests share: a service's image read from deploy/docker/Dockerfile (and the shape
+// every worker image has), the production install step (`pnpm … deploy /out`) taken from its build
+// and run into a temp folder with the workspace's own pnpm, the check that the deployed folder is
 // self-contained (native libraries included), and a worker started from that folder up to
 // grpc.health.v1 SERVING.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
 import { freePort } from '@switchboard/devcluster';
 import { waitForServing } from '@switchboard/grpc';
+import {
+  dockerInstructions,
+  resolveStage,
+  parseDockerfile,
+  serviceImage,
+  type ServiceImage,
+} from './dockerfile.js';
 import { testClusterSecret } from './gateway.js';
 import { serviceConfig } from './helm-checks.js';
 import { repoRoot } from './helm.js';
 
-/** services/<service>/<file>: the Dockerfile of one service (`Dockerfile.gpu` for a variant). */
-export function serviceDockerfile(service: string, file = 'Dockerfile'): string {
-  return join(repoRoot, 'services', service, file);
-}
+/** The official Node image every build stage, and every CPU image, starts from. */
+export const nodeImage = 'node:20-bookworm-slim';
 
-/** The Dockerfile with continuation lines joined and comment lines dropped. */
-export function dockerInstructions(dockerfilePath: string): string[] {
-  const lines = readFileSync(dockerfilePath, 'utf8')
-    .split('\n')
-    .filter((line) => !line.trimStart().startsWith('#'));
-  return lines
-    .join('\n')
-    .replace(/\\\n/g, ' ')
-    .split('\n')
-    .map((line) => line.replace(/\s+/g, ' ').trim())
-    .filter(Boolean);
-}
-
-/** The instructions of the last stage (from its FROM on): what the image runs. */
-export function runtimeStage(lines: readonly string[]): string[] {
-  const from = lines.findLastIndex((l) => l.startsWith('FROM '));
-  assert.ok(from >= 0, 'a FROM');
-  return lines.slice(from);
-}
-
-/** The packages of the runtime stage's `apt-get install`, sorted (its options left out). */
+/** The packages of an image's `apt-get install`s, sorted (their options left out). */
 export function aptPackages(lines: readonly string[]): string[] {
-  const installs = runtimeStage(lines).filter((l) => /apt-get install/.test(l));
-  assert.equal(installs.length, 1, 'one apt-get install, in the runtime stage');
-  const words = /apt-get install (.*?)(?: &&|$)/.exec(installs[0]!)![1]!.split(' ');
-  return words.filter((w) => !w.startsWith('-')).sort();
+  const installs = lines.filter((l) => /apt-get install/.test(l));
+  assert.ok(installs.length > 0, 'an apt-get install');
+  return installs
+    .flatMap((install) => /apt-get install (.*?)(?: &&|$)/.exec(install)![1]!.split(' '))
+    .filter((w) => !w.startsWith('-'))
+    .sort();
 }
 
 /** The variables that ENV instructions set (`ENV A=1 B=2`), later ones winning. */
@@ -61,7 +48,7 @@ export function dockerEnv(lines: readonly string[]): Record<string, string> {
   return env;
 }
 
-/** The ports of the Dockerfile's EXPOSE, sorted. */
+/** The ports of an image's EXPOSE, sorted. */
 export function dockerExposed(lines: readonly string[]): number[] {
   const expose = lines.filter((l) => l.startsWith('EXPOSE '));
   assert.equal(expose.length, 1, 'one EXPOSE');
@@ -73,40 +60,37 @@ export function dockerExposed(lines: readonly string[]): number[] {
 }
 
 /**
- * The shape every worker image has (services/llm/Dockerfile is the model): multi-stage from the
- * pinned Node image, a frozen-lockfile install and build of this worker alone, its runtime packages
- * from the distribution without recommends (tini among them), nothing downloaded by hand, user
- * 10001, tini as PID 1 running `node dist/main.js`, and exactly these ports exposed.
+ * The shape every image has: its service built alone (a frozen-lockfile install and build of this
+ * service and what it references) on the pinned Node image, in a stage of its own; its runtime
+ * packages from the distribution without recommends (tini among them); nothing downloaded by hand
+ * anywhere in the template; user 10001 with HOME on /tmp; tini as PID 1 running `node
+ * dist/main.js`; and exactly these ports exposed.
  */
-export function assertWorkerImageShape(
-  lines: readonly string[],
-  expected: { service: string; packages: readonly string[]; exposed: readonly number[] },
+export function assertImageShape(
+  image: ServiceImage,
+  expected: { packages: readonly string[]; exposed: readonly number[] },
 ): void {
-  const { service } = expected;
-  assert.ok(lines.filter((l) => l.startsWith('FROM')).length >= 2, 'multi-stage');
-  assert.ok(lines.some((l) => l.startsWith('ARG NODE_IMAGE=node:20-bookworm-slim')));
-  assert.ok(lines.some((l) => /pnpm install --frozen-lockfile/.test(l)));
-  assert.ok(lines.some((l) => l.includes(`--filter "@switchboard/${service}..."`)));
-  assert.ok(lines.some((l) => l.includes(`tsc -b services/${service} `)));
-  const runtime = runtimeStage(lines);
-  const installs = runtime.filter((l) => /apt-get install/.test(l));
-  assert.equal(installs.length, 1, 'one apt-get install, in the runtime stage');
-  assert.match(installs[0]!, /--no-install-recommends/);
-  for (const pkg of ['tini', ...expected.packages]) {
-    assert.match(installs[0]!, new RegExp(`\\s${pkg}(\\s|$)`), `installs ${pkg}`);
-  }
-  for (const l of lines) {
+  const { service, build, runtime } = image;
+  assert.equal(build.base, nodeImage, 'built on the pinned Node image');
+  assert.ok(!runtime.stages.some((s) => build.stages.includes(s)), 'built in stages the image leaves behind');
+  assert.ok(build.lines.some((l) => /pnpm install --frozen-lockfile/.test(l)));
+  assert.ok(build.lines.some((l) => l.includes(`--filter "@switchboard/${service}..."`)));
+  assert.ok(build.lines.some((l) => l.includes(`tsc -b services/${service} `)));
+  const installs = runtime.lines.filter((l) => /apt-get install/.test(l));
+  for (const install of installs) assert.match(install, /--no-install-recommends/);
+  assert.deepEqual(aptPackages(runtime.lines), [...expected.packages, 'tini'].sort());
+  for (const l of dockerInstructions()) {
     assert.doesNotMatch(l, /\bcurl\b|\bwget\b|ADD https?:/, `downloads nothing by hand: ${l}`);
   }
   assert.deepEqual(
-    lines.filter((l) => l.startsWith('USER')),
+    runtime.lines.filter((l) => l.startsWith('USER')),
     ['USER 10001:10001'],
   );
-  assert.equal(dockerEnv(runtime).HOME, '/tmp', 'HOME on the /tmp volume (read-only root filesystem)');
-  assert.ok(lines.includes('ENTRYPOINT ["/usr/bin/tini", "--"]'));
-  assert.ok(lines.includes('CMD ["node", "dist/main.js"]'));
+  assert.equal(dockerEnv(runtime.lines).HOME, '/tmp', 'HOME on the /tmp volume (read-only root filesystem)');
+  assert.equal(runtime.lines.at(-2), 'ENTRYPOINT ["/usr/bin/tini", "--"]');
+  assert.equal(runtime.lines.at(-1), 'CMD ["node", "dist/main.js"]');
   assert.deepEqual(
-    dockerExposed(lines),
+    dockerExposed(runtime.lines),
     [...expected.exposed].sort((a, b) => a - b),
   );
 }
@@ -125,13 +109,15 @@ export async function workerDefaultPorts(service: string): Promise<number[]> {
   return [defaults.grpc.port, defaults.metricsPort];
 }
 
-/** The arguments of the Dockerfile's `pnpm … deploy /out`, minus the image-only store folder. */
-export function dockerDeployArgs(dockerfilePath: string): string[] {
-  const run = dockerInstructions(dockerfilePath).find(
-    (line) => line.startsWith('RUN') && / deploy \/out\b/.test(line),
+/** The arguments of the image build's `pnpm … deploy /out`, minus the image-only store folder. */
+export function dockerDeployArgs(image: ServiceImage): string[] {
+  const runs = image.build.lines.filter((line) => line.startsWith('RUN') && / deploy \/out\b/.test(line));
+  assert.equal(
+    runs.length,
+    1,
+    `the ${image.variant} build of ${image.service} runs \`pnpm … deploy /out\` once`,
   );
-  assert.ok(run, `${relative(repoRoot, dockerfilePath)} runs \`pnpm … deploy /out\``);
-  const command = run
+  const command = runs[0]!
     .split('&&')
     .find((part) => / deploy \/out\b/.test(part))!
     .trim();
@@ -141,7 +127,7 @@ export function dockerDeployArgs(dockerfilePath: string): string[] {
   for (let i = 1; i < words.length; i++) {
     if (words[i] === '--store-dir')
       i++; // the image's cache mount; here the workspace's own store
-    else args.push(words[i]!);
+    else args.push(words[i]!.replace(/^"(.*)"$/, '$1'));
   }
   assert.equal(args.at(-1), '/out');
   return args.slice(0, -1);
@@ -154,21 +140,25 @@ export function pnpmCli(): string {
 }
 
 /**
- * Runs the Dockerfile's deploy (`pnpm <args> <out>`) from the repository root, as the image's build
- * stage does (CI=true, ONNXRUNTIME_NODE_INSTALL=skip unless `env` says otherwise), and asserts it
- * succeeded. Returns the arguments it ran with.
+ * Runs the deploy of a CPU image's build (`pnpm <args> <out>`) from the repository root, with the
+ * build's CI and ONNXRUNTIME_NODE_INSTALL (skip) unless `env` says otherwise, and asserts it
+ * succeeded. Returns the arguments it ran with. (A CUDA build also fetches onnxruntime-node's CUDA
+ * provider, which cannot be done here; assertGpuVariant checks its deploy is this one otherwise.)
  */
 export function runDockerDeploy(
-  dockerfilePath: string,
+  image: ServiceImage,
   out: string,
   env: Record<string, string> = {},
 ): string[] {
-  const args = [...dockerDeployArgs(dockerfilePath), out];
+  assert.equal(image.variant, 'cpu', 'a CPU build');
+  const args = [...dockerDeployArgs(image), out];
   assert.ok(args.includes('--prod'));
+  const build = dockerEnv(image.build.lines);
+  assert.equal(build.ONNXRUNTIME_NODE_INSTALL, 'skip');
   const result = spawnSync(process.execPath, [pnpmCli(), ...args], {
     cwd: repoRoot,
     encoding: 'utf8',
-    env: { ...process.env, CI: 'true', ONNXRUNTIME_NODE_INSTALL: 'skip', ...env },
+    env: { ...process.env, CI: build.CI!, ONNXRUNTIME_NODE_INSTALL: build.ONNXRUNTIME_NODE_INSTALL, ...env },
     timeout: 180_000,
   });
   assert.equal(result.status, 0, `pnpm ${args.join(' ')} failed:\n${result.stdout}\n${result.stderr}`);
@@ -355,53 +345,64 @@ export async function startBundledWorker(
 }
 
 /**
- * The CPU image of a model worker (llm, whisper, diffusion): the worker image shape with exactly
- * tini and `packages` from apt, models read from /models, and onnxruntime-node's install script
- * skipped (no CUDA download, no CUDA base). Returns the runtime stage's ENV for further checks.
+ * The CPU image of a model worker (llm, whisper, diffusion, animation): the image shape on the
+ * Node image with exactly tini and `packages` from apt, models read from /models, and
+ * onnxruntime-node's install script skipped (no CUDA download, no CUDA base). Returns the image's
+ * ENV for further checks.
  */
 export async function assertCpuModelImage(
   service: string,
   packages: readonly string[] = [],
 ): Promise<Record<string, string>> {
-  const lines = dockerInstructions(serviceDockerfile(service));
-  assertWorkerImageShape(lines, { service, packages, exposed: await workerDefaultPorts(service) });
-  assert.deepEqual(aptPackages(lines), [...packages, 'tini'].sort());
-  const env = dockerEnv(runtimeStage(lines));
+  const image = serviceImage(service, 'cpu');
+  assertImageShape(image, { packages, exposed: await workerDefaultPorts(service) });
+  assert.equal(image.runtime.base, nodeImage);
+  const env = dockerEnv(image.runtime.lines);
   assert.equal(env.MODEL_DIR, '/models');
-  assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
-  assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda/.test(l)));
-  assert.ok(!lines.some((l) => l.startsWith('FROM') && /cuda/i.test(l)));
+  assert.equal(env.ORT_EXECUTION_PROVIDERS, undefined, 'the chart sets cpu');
+  assert.equal(dockerEnv(image.build.lines).ONNXRUNTIME_NODE_INSTALL, 'skip');
+  assert.ok(!image.build.lines.some((l) => /only-built-dependencies/.test(l)), 'no install script runs');
   return env;
 }
 
 /**
- * A model worker's Dockerfile.gpu: the CPU image's worker and packages (plus ca-certificates) on
- * a CUDA 12 runtime base with onnxruntime-node's CUDA provider, the same ENV but for the provider
- * list, and the CPU image's deploy plus that one install script — so the CPU bundle test stands
- * for both images.
+ * A model worker's CUDA variant: the CPU image's worker and packages (plus ca-certificates) on a
+ * CUDA 12 runtime base with the official image's Node and onnxruntime-node's CUDA provider (its
+ * install script allowed, the provider's library checked for in the deployed folder), the same ENV
+ * but for the provider list, and the CPU image's deploy plus that one install script — so the CPU
+ * bundle test stands for both images.
  */
 export async function assertGpuVariant(service: string, packages: readonly string[] = []): Promise<void> {
-  const cpuDockerfile = serviceDockerfile(service);
-  const gpuDockerfile = serviceDockerfile(service, 'Dockerfile.gpu');
-  const lines = dockerInstructions(gpuDockerfile);
-  assertWorkerImageShape(lines, {
-    service,
+  const cpu = serviceImage(service, 'cpu');
+  const gpu = serviceImage(service, 'cuda');
+  assertImageShape(gpu, {
     packages: [...packages, 'ca-certificates'],
     exposed: await workerDefaultPorts(service),
   });
-  assert.deepEqual(aptPackages(lines), [...packages, 'ca-certificates', 'tini'].sort());
-  assert.ok(lines.some((l) => /^ARG CUDA_IMAGE=nvidia\/cuda:12\.\S*runtime/.test(l)));
-  assert.ok(lines.includes('FROM ${CUDA_IMAGE} AS runtime'), 'the runtime stage is the CUDA image');
-  assert.ok(lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=cuda12/.test(l)));
-  assert.ok(!lines.some((l) => /ONNXRUNTIME_NODE_INSTALL=skip/.test(l)));
-  const env = dockerEnv(runtimeStage(lines));
+  assert.match(gpu.runtime.base, /^nvidia\/cuda:12\.\S*runtime/);
+  const node = gpu.runtime.lines
+    .map((l) => /^COPY --from=(\S+) \/usr\/local\/bin\/node \/usr\/local\/bin\/node$/.exec(l)?.[1])
+    .filter((stage) => stage !== undefined);
+  assert.equal(node.length, 1, 'Node copied into the CUDA image');
+  assert.equal(
+    resolveStage(parseDockerfile(), { SERVICE: service, VARIANT: 'cuda' }, node[0]).base,
+    nodeImage,
+  );
+  assert.equal(dockerEnv(gpu.build.lines).ONNXRUNTIME_NODE_INSTALL, 'cuda12');
+  assert.ok(
+    gpu.build.lines.some((l) =>
+      /deploy \/out && \{ test -n "\$\(find \/out\/node_modules .*libonnxruntime_providers_cuda\.so/.test(l),
+    ),
+    'the build checks the deployed folder holds the CUDA provider',
+  );
+  const env = dockerEnv(gpu.runtime.lines);
   assert.equal(env.ORT_EXECUTION_PROVIDERS, 'cuda,cpu');
   assert.deepEqual(
     { ...env, ORT_EXECUTION_PROVIDERS: undefined },
-    { ...dockerEnv(runtimeStage(dockerInstructions(cpuDockerfile))), ORT_EXECUTION_PROVIDERS: undefined },
+    { ...dockerEnv(cpu.runtime.lines), ORT_EXECUTION_PROVIDERS: undefined },
   );
   assert.deepEqual(
-    dockerDeployArgs(gpuDockerfile).filter((a) => a !== '--config.only-built-dependencies=onnxruntime-node'),
-    dockerDeployArgs(cpuDockerfile),
+    dockerDeployArgs(gpu).filter((a) => a !== '--config.only-built-dependencies=onnxruntime-node'),
+    dockerDeployArgs(cpu),
   );
 }
