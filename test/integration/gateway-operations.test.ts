@@ -35,10 +35,9 @@ test('probes, OpenAPI, docs and the dashboard page need no key', async () => {
     const res = await fetch(`${stack.gateway.url}${page}`);
     assert.equal(res.status, 200, page);
     assert.match(res.headers.get('content-type') ?? '', /text\/html/);
+    // Rendering in a browser is tested in gateway-docs-page and gateway-dashboard.
     const csp = res.headers.get('content-security-policy') ?? '';
-    const nonce = /'nonce-([^']+)'/.exec(csp)?.[1];
-    assert.ok(nonce, `${page} has a nonce CSP`);
-    assert.ok((await res.text()).includes(`nonce="${nonce}"`), `${page} scripts carry this response's nonce`);
+    assert.match(csp, /script-src 'self'(;|$)/, `${page} runs only its own script files`);
   }
 });
 

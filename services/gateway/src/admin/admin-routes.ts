@@ -6,8 +6,8 @@ import { requireAdminToken } from '../auth/admin-token.js';
 import type { AuthFailureGuard } from '../auth/authenticate.js';
 import type { WorkerClients } from '../clients/index.js';
 import type { EventPublisher } from '@switchboard/events';
-import { sendPage } from '../ops/public-docs.js';
-import { dashboardPage } from './dashboard-page.js';
+import { asset, browserEntry, contentSecurityPolicy, page, publicFile } from '../http/static-files.js';
+import { browserSessionsRouter } from './browser-sessions-routes.js';
 import { adminJobPage, jobsRouter, STATUS_JOBS } from './jobs-routes.js';
 import { keysRouter } from './keys-routes.js';
 
@@ -23,12 +23,28 @@ interface AdminDeps {
 }
 
 /**
- * /admin: the dashboard page is public (it holds no data; it asks for the token), everything
- * under /admin/api needs the admin token — never an API key.
+ * The dashboard runs only its own files (its script and lit-html, both same-origin) and calls only
+ * this gateway: no inline script or style, no frames, nothing from elsewhere. Its one image is the
+ * empty data: favicon that keeps the browser from asking for /favicon.ico.
+ */
+const dashboardPolicy = contentSecurityPolicy({
+  'script-src': "'self'",
+  'style-src': "'self'",
+  'connect-src': "'self'",
+  'img-src': 'data:',
+});
+
+/**
+ * /admin: the dashboard (public/admin: a page, its style sheet and script, and lit-html from
+ * node_modules) is public — it holds no data and asks for the token; everything under /admin/api
+ * needs the admin token, never an API key.
  */
 export function adminRouter(deps: AdminDeps): Router {
   const router = exactRouter();
-  router.get('/', (_req, res) => sendPage(res, dashboardPage));
+  router.get('/', page(publicFile('admin/index.html'), dashboardPolicy));
+  router.get('/dashboard.css', asset(publicFile('admin/dashboard.css')));
+  router.get('/dashboard.js', asset(publicFile('admin/dashboard.js')));
+  router.get('/lit-html.js', asset(browserEntry('lit-html')));
   router.use('/api', requireAdminToken(deps.adminToken, deps.guard));
   router.use('/api/keys', (_req, _res, next) => {
     if (deps.storeReachable()) next();
@@ -43,6 +59,7 @@ export function adminRouter(deps: AdminDeps): Router {
   });
   router.use('/api', keysRouter(deps.keys, deps.events, deps.bodyLimitBytes));
   router.use('/api', jobsRouter(deps.clients.animation.board));
+  router.use('/api', browserSessionsRouter(deps.clients.browser));
   router.get('/api/status', async (_req, res) => {
     const [workers, jobs] = await Promise.all([
       deps.clients.health(),

@@ -1,18 +1,12 @@
 import type { Router } from 'express';
-import { z } from 'zod';
-import { isJobId, jobStatuses, type JobBoard, type ListOptions } from '@switchboard/jobs';
+import type { JobBoard, ListOptions } from '@switchboard/jobs';
 import { exactRouter } from '../http/router.js';
 import { validate } from '../http/validate.js';
+import { AdminJobListQuery } from '../contract/administration.js';
 import { adminJobView } from '../routes/job-view.js';
 
 /** How many jobs /admin/api/status carries (newest first): what the dashboard shows. */
 export const STATUS_JOBS = 50;
-
-const listQuery = z.object({
-  status: z.enum(jobStatuses).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  after: z.string().refine(isJobId, 'expected a job id (job-…)').optional(),
-});
 
 /** A page of every owner's jobs, newest first, as the admin sees them (with the owner's key id). */
 export async function adminJobPage(board: JobBoard, options: ListOptions) {
@@ -29,13 +23,13 @@ export function jobsRouter(board: JobBoard): Router {
 
   router.get('/jobs', async (req, res) => {
     // Express gives repeated parameters as arrays; the schema then refuses them as the wrong type.
-    const query = validate(listQuery, { ...(req.query as Record<string, unknown>) });
+    const query = validate(AdminJobListQuery, { ...(req.query as Record<string, unknown>) });
     res.json(await adminJobPage(board, query));
   });
 
-  router.delete('/jobs/:jobId', async (req, res) => {
+  router.delete('/jobs/:job_id', async (req, res) => {
     // A malformed id is simply not found (the board checks it before touching NATS).
-    res.json(adminJobView(await board.cancel(null, String(req.params.jobId))));
+    res.json(adminJobView(await board.cancel(null, String(req.params.job_id))));
   });
 
   return router;

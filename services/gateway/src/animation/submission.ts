@@ -5,7 +5,8 @@ import { createHash, randomInt } from 'node:crypto';
 import { SwitchboardError } from '@switchboard/errors';
 import type { JobInputs, JobParams } from '@switchboard/jobs';
 import type { StoredMedia } from './job-media.js';
-import type { AnimateFields, MediaField } from './request.js';
+import type { AnimateFields } from '../contract/animation.js';
+import type { MediaField } from './request.js';
 
 export type MediaSet = Partial<Record<MediaField, StoredMedia>>;
 

@@ -1,11 +1,16 @@
 import type { Request, RequestHandler, Router } from 'express';
 import multer, { MulterError, type StorageEngine } from 'multer';
 import { SwitchboardError } from '@switchboard/errors';
-import { isJobId, jobStatuses, newJobId } from '@switchboard/jobs';
+import { newJobId } from '@switchboard/jobs';
 import type { ObjectStore } from '@switchboard/objectstore';
-import { z } from 'zod';
 import { JobMedia, type StoredMedia } from '../animation/job-media.js';
-import { animateFields, mediaFields, type AnimateFields, type MediaField } from '../animation/request.js';
+import { mediaFields, type MediaField } from '../animation/request.js';
+import {
+  AnimateFormFields,
+  AnimateRequest,
+  JobListQuery,
+  type AnimateFields,
+} from '../contract/animation.js';
 import { bodyHash, checkDrivers, jobSpec, type MediaSet } from '../animation/submission.js';
 import type { AnimationJobs } from '../clients/animation.js';
 import type { TierPolicies } from '@switchboard/keys';
@@ -18,12 +23,6 @@ type AnimateRequest = Request & { media?: JobMedia; stored?: MediaSet };
 
 /** Stands for a JSON medium not yet stored, when only its presence matters. */
 const pending: StoredMedia = { key: '', identity: '' };
-
-const listQuery = z.object({
-  status: z.enum(jobStatuses).optional(),
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  after: z.string().refine(isJobId, 'expected the job_id of the previous page’s last job').optional(),
-});
 
 /** Form parts arrive in any order: file parts are stored as they stream past (see JobMedia). */
 function storeFileParts(): StorageEngine {
@@ -145,7 +144,7 @@ export function animateRouter(
     const media = req.media!;
     try {
       const multipart = req.is('multipart/form-data') !== false;
-      const fields: AnimateFields = validate(animateFields(multipart), req.body);
+      const fields: AnimateFields = validate(multipart ? AnimateFormFields : AnimateRequest, req.body);
       const stored: MediaSet = { ...req.stored };
       // A missing driver is named before any JSON medium is decoded and stored.
       const given = (field: MediaField) =>
@@ -197,17 +196,17 @@ export function animateRouter(
   });
 
   router.get('/animate', async (req, res) => {
-    const query = validate(listQuery, req.query);
+    const query = validate(JobListQuery, req.query);
     const page = await animation.board.list(res.locals.ctx.key!.id, query);
     res.json({ data: page.data.map(jobView), has_more: page.has_more });
   });
 
-  router.get('/animate/:jobId', async (req, res) => {
-    res.json(jobView(await animation.board.get(res.locals.ctx.key!.id, String(req.params.jobId))));
+  router.get('/animate/:job_id', async (req, res) => {
+    res.json(jobView(await animation.board.get(res.locals.ctx.key!.id, String(req.params.job_id))));
   });
 
-  router.delete('/animate/:jobId', async (req, res) => {
-    res.json(jobView(await animation.board.cancel(res.locals.ctx.key!.id, String(req.params.jobId))));
+  router.delete('/animate/:job_id', async (req, res) => {
+    res.json(jobView(await animation.board.cancel(res.locals.ctx.key!.id, String(req.params.job_id))));
   });
 
   return router;

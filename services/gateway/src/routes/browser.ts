@@ -1,5 +1,4 @@
 import type { Request, Router } from 'express';
-import { z } from 'zod';
 import { exactRouter } from '../http/router.js';
 import type { Session, SessionRouter } from '../sessions/session-router.js';
 import { callContext } from '../clients/call-context.js';
@@ -8,12 +7,12 @@ import { jsonBody } from '../http/json-body.js';
 import { webSocketOrigin } from '../http/public-origin.js';
 import { validate } from '../http/validate.js';
 import { sessionIdParam as sessionId } from './session-id.js';
-
-const viewportSide = (fallback: number) => z.number().int().min(100).max(3840).default(fallback);
-const createBody = z.object({ viewport_width: viewportSide(1280), viewport_height: viewportSide(720) });
-const navigateBody = z.object({ url: z.string().min(1, 'must not be empty').max(8192) });
-const inputBody = z.object({ selector: z.string().min(1).max(4096), text: z.string().max(1_000_000) });
-const submitBody = z.object({ selector: z.string().min(1).max(4096) });
+import {
+  CreateSessionRequest,
+  InputRequest,
+  NavigateRequest,
+  SubmitRequest,
+} from '../contract/browser-sessions.js';
 
 function detailsView(session: Session) {
   return {
@@ -40,7 +39,7 @@ export function browserRouter(
   const base = '/api/browser/session';
 
   router.post(`${base}/create`, body, async (req, res) => {
-    const input = validate(createBody, req.body);
+    const input = validate(CreateSessionRequest, req.body);
     const tier = res.locals.ctx.key?.tier ?? 'basic';
     const session = await browser.create(
       { viewport_width: input.viewport_width, viewport_height: input.viewport_height },
@@ -57,7 +56,7 @@ export function browserRouter(
 
   router.post(`${base}/:id/navigate`, body, async (req, res) => {
     const id = sessionId(req);
-    const { url } = validate(navigateBody, req.body);
+    const { url } = validate(NavigateRequest, req.body);
     const page = await browser.navigate({ session_id: id, url }, callContext(res));
     res.json({
       session_id: page.session_id,
@@ -69,14 +68,14 @@ export function browserRouter(
 
   router.post(`${base}/:id/input`, body, async (req, res) => {
     const id = sessionId(req);
-    const { selector, text } = validate(inputBody, req.body);
+    const { selector, text } = validate(InputRequest, req.body);
     const done = await browser.input({ session_id: id, selector, text }, callContext(res));
     res.json({ session_id: done.session_id, selector: done.selector });
   });
 
   router.post(`${base}/:id/submit`, body, async (req, res) => {
     const id = sessionId(req);
-    const { selector } = validate(submitBody, req.body);
+    const { selector } = validate(SubmitRequest, req.body);
     const done = await browser.submit({ session_id: id, selector }, callContext(res));
     res.json({ session_id: done.session_id, url: done.url });
   });

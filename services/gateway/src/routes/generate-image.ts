@@ -1,28 +1,16 @@
 import type { Router } from 'express';
-import { z } from 'zod';
 import { exactRouter } from '../http/router.js';
 import type { DiffusionWorker } from '../clients/diffusion.js';
 import { callContext } from '../clients/call-context.js';
 import { jsonBody } from '../http/json-body.js';
 import { validate } from '../http/validate.js';
-
-const side = z.number().int().min(64).max(2048).multipleOf(8, 'must be a multiple of 8').default(1024);
-
-const generateBody = z.object({
-  prompt: z.string().min(1, 'must not be empty').max(10_000),
-  width: side,
-  height: side,
-  steps: z.number().int().min(1).max(100).default(20),
-  negative_prompt: z.string().max(10_000).optional(),
-  seed: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
-  guidance_scale: z.number().min(0).max(30).optional(),
-});
+import { GenerateImageRequest } from '../contract/images.js';
 
 /** POST /generate-image (API.md §4). The worker stores the PNG; this answers where to get it. */
 export function generateImageRouter(diffusion: DiffusionWorker, bodyLimitBytes: number): Router {
   const router = exactRouter();
   router.post('/generate-image', jsonBody(bodyLimitBytes), async (req, res) => {
-    const body = validate(generateBody, req.body);
+    const body = validate(GenerateImageRequest, req.body);
     const abort = new AbortController();
     res.on('close', () => abort.abort());
     const image = await diffusion.generate(

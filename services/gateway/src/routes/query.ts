@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Router } from 'express';
 import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
-import { z } from 'zod';
 import { exactRouter } from '../http/router.js';
 import type { LiveRequests } from '../auth/live-requests.js';
 import type { LlmWorker } from '../clients/llm.js';
@@ -10,23 +9,7 @@ import { errorBody } from '../http/errors.js';
 import { jsonBody } from '../http/json-body.js';
 import { SseStream } from '../http/sse.js';
 import { validate } from '../http/validate.js';
-
-const queryBody = z.object({
-  prompt: z.string().min(1, 'must not be empty'),
-  model: z.string().min(1).max(200).optional(),
-  // The upper bound is the model's context, which only the worker knows.
-  max_tokens: z
-    .number()
-    .int()
-    .min(1)
-    .max(2 ** 31 - 1)
-    .optional(),
-  temperature: z.number().min(0).max(2).default(0.7),
-  stream: z.boolean().default(false),
-  top_p: z.number().gt(0).max(1).optional(),
-  stop: z.union([z.string().min(1), z.array(z.string().min(1)).max(4)]).optional(),
-  seed: z.number().int().optional(),
-});
+import { QueryRequest } from '../contract/language-model.js';
 
 /** POST /query (API.md §2): one completion, as JSON or as a Server-Sent Events stream. */
 export interface StreamTimings {
@@ -52,7 +35,7 @@ export function queryRouter(
   const router = exactRouter();
 
   router.post('/query', jsonBody(bodyLimitBytes), async (req, res) => {
-    const body = validate(queryBody, req.body);
+    const body = validate(QueryRequest, req.body);
     const request = {
       prompt: body.prompt,
       model: body.model ?? '',

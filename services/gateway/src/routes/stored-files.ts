@@ -152,15 +152,17 @@ const param = (req: Request, name: string): string => {
 /** GET of generated images, videos (and their posters) and screenshots from the object store. */
 export function storedFilesRouter(store: ObjectStore): Router {
   const router = exactRouter();
-  router.get('/api/images/:file', async (req, res) => {
-    await serve(store, keyOr404(imageKeyOfFile(param(req, 'file'))), req, res);
+  router.get('/api/images/:id.png', async (req, res) => {
+    await serve(store, keyOr404(imageKeyOfFile(`${param(req, 'id')}.png`)), req, res);
   });
-  router.get('/api/videos/:file', async (req, res) => {
-    await serve(store, keyOr404(videoKeyOfFile(param(req, 'file'))?.key), req, res);
-  });
-  router.get('/api/browser/screenshots/:sessionId/:file', async (req, res) => {
-    const sessionId = param(req, 'sessionId');
-    const key = isSessionId(sessionId) ? screenshotKeyOfFile(sessionId, param(req, 'file')) : null;
+  for (const kind of ['mp4', 'jpg']) {
+    router.get(`/api/videos/:job_id.${kind}`, async (req, res) => {
+      await serve(store, keyOr404(videoKeyOfFile(`${param(req, 'job_id')}.${kind}`)?.key), req, res);
+    });
+  }
+  router.get('/api/browser/screenshots/:session_id/:filename', async (req, res) => {
+    const sessionId = param(req, 'session_id');
+    const key = isSessionId(sessionId) ? screenshotKeyOfFile(sessionId, param(req, 'filename')) : null;
     await serve(store, keyOr404(key), req, res);
   });
   return router;

@@ -6,33 +6,22 @@ import { exactRouter } from '../http/router.js';
 import { callContext } from '../clients/call-context.js';
 import type { TranscriptionUpload, WhisperWorker } from '../clients/whisper.js';
 import type { TierPolicies } from '@switchboard/keys';
-import { contentTypes, render, transcriptFormats, type TranscriptFormat } from '../transcripts/format.js';
+import { contentTypes, render, type TranscriptFormat } from '../transcripts/format.js';
+import { TranscribeFields } from '../contract/transcription.js';
+import { validate } from '../http/validate.js';
 
-interface TranscribeFields {
+interface UploadFields {
   language: string;
   format: TranscriptFormat;
 }
 
-/** Validates the form fields seen so far; called again once the whole form is read. */
-function readFields(body: Record<string, unknown>): TranscribeFields {
-  const language = typeof body.language === 'string' ? body.language.trim().toLowerCase() : '';
-  if (language && !/^[a-z]{2}$/.test(language)) {
-    throw new SwitchboardError('invalid_request', {
-      message: 'language: expected an ISO 639-1 code',
-      param: 'language',
-    });
-  }
-  const format = typeof body.format === 'string' && body.format !== '' ? body.format : 'text';
-  if (!(transcriptFormats as readonly string[]).includes(format)) {
-    throw new SwitchboardError('invalid_request', {
-      message: `format: expected one of ${transcriptFormats.join(', ')}`,
-      param: 'format',
-    });
-  }
-  return { language, format: format as TranscriptFormat };
+/** Validates the text parts seen so far; called again once the whole form is read. */
+function readFields(body: unknown): UploadFields {
+  const fields = validate(TranscribeFields, body ?? {});
+  return { language: fields.language ?? '', format: fields.format };
 }
 
-type UploadRequest = Request & { upload?: TranscriptionUpload; uploadFields?: TranscribeFields };
+type UploadRequest = Request & { upload?: TranscriptionUpload; uploadFields?: UploadFields };
 
 /**
  * A multer storage engine that stores nothing: it relays the file's bytes to the worker's
@@ -43,7 +32,7 @@ function relayToWhisper(whisper: WhisperWorker): StorageEngine {
     _handleFile(req, file, done) {
       const request = req as UploadRequest;
       void (async () => {
-        const fields = readFields(request.body as Record<string, unknown>);
+        const fields = readFields(request.body);
         const upload = whisper.transcribe(callContext(request.res!));
         request.upload = upload;
         request.uploadFields = fields;
@@ -90,10 +79,7 @@ function fromMulterError(error: unknown): unknown {
 }
 
 /** POST /transcribe (API.md §3), streamed from the client through the gateway to the worker. */
-export function transcribeRouter(
-  whisper: WhisperWorker,
-  tiers: TierPolicies,
-): Router {
+export function transcribeRouter(whisper: WhisperWorker, tiers: TierPolicies): Router {
   const router = exactRouter();
   const storage = relayToWhisper(whisper);
   const parsers = new Map(
@@ -138,7 +124,7 @@ export function transcribeRouter(
         param: 'file',
       });
     }
-    const fields = readFields(req.body as Record<string, unknown>);
+    const fields = readFields(req.body);
     if (fields.language !== req.uploadFields.language || fields.format !== req.uploadFields.format) {
       await upload.send({ options: { language: fields.language, format: fields.format } });
     }

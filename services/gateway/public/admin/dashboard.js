@@ -1,0 +1,626 @@
+/* global document, window, navigator, sessionStorage, fetch, setInterval, clearInterval, FormData */
+// The admin dashboard (GET /admin). It holds no data: it asks for the admin token, keeps it in
+// this tab's sessionStorage only, and sends it on its own calls to /admin/api. The page is drawn
+// with lit-html templates from the state below: every value lands in the page as text or as a
+// property, never parsed as HTML. A new key's secret lives in memory until "Done", sign-out or a
+// reload: it is shown once.
+import { html, nothing, render } from './lit-html.js';
+
+const TOKEN_KEY = 'switchboard.adminToken';
+const STATUS_EVERY_MS = 5000;
+const TIERS = ['basic', 'professional', 'enterprise'];
+const LIMIT_HELP = 'The rate limit must be a whole number of at least 1, or empty for the tier default.';
+
+const state = {
+  token: null,
+  signedIn: false,
+  signInError: '',
+  /** { text, kind: 'error' | 'info' } */
+  notice: null,
+  /** { title, key, copyLabel }: a secret just created or rotated. */
+  secret: null,
+  keys: [],
+  /** A copy of the key being edited, taken when "Edit" was clicked. */
+  editing: null,
+  /** The last GET /admin/api/status answer. */
+  status: null,
+  statusError: '',
+  statusUpdated: '',
+};
+let statusTimer = null;
+let statusBusy = false;
+let statusAgain = false;
+
+const root = document.getElementById('root');
+function update() {
+  render(view(), root);
+}
+
+// --- formatting --------------------------------------------------------------------------------
+function message(error) {
+  return error && error.message ? error.message : String(error);
+}
+function when(iso) {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleString();
+}
+/** How long ago, coarsely ("12 s", "3 min", "2 h", "4 d"): enough to spot a stuck job. */
+function age(iso) {
+  const t = iso ? new Date(iso).getTime() : NaN;
+  if (Number.isNaN(t)) return '—';
+  const s = Math.max(0, Math.floor((Date.now() - t) / 1000));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h`;
+  return `${Math.floor(s / 86400)} d`;
+}
+function tone(status) {
+  if (['SERVING', 'active', 'running', 'succeeded'].includes(status)) return 's-ok';
+  if (['NOT_SERVING', 'queued'].includes(status)) return 's-warn';
+  if (['UNREACHABLE', 'failed'].includes(status)) return 's-bad';
+  return 's-idle';
+}
+function parseAllowlist(text) {
+  return String(text)
+    .split(/[\s,]+/)
+    .filter(Boolean);
+}
+/** '' = no override (null); otherwise a positive whole number, or undefined when invalid. */
+function parseLimit(text) {
+  const value = String(text).trim();
+  if (value === '') return null;
+  return /^[0-9]+$/.test(value) && Number(value) >= 1 ? Number(value) : undefined;
+}
+
+// --- the admin API -----------------------------------------------------------------------------
+async function api(method, path, body) {
+  const init = { method, headers: { authorization: `Bearer ${state.token}`, accept: 'application/json' } };
+  if (body !== undefined) {
+    init.headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(path, init);
+  } catch (error) {
+    throw new Error(`Network error: ${message(error)}`);
+  }
+  if (res.status === 204) return null;
+  const text = await res.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!res.ok) {
+    const info = data && data.error ? data.error : {};
+    const error = new Error(info.message || `HTTP ${res.status}`);
+    error.status = res.status;
+    error.code = info.code;
+    throw error;
+  }
+  return data;
+}
+
+function notice(text, kind = 'error') {
+  state.notice = text ? { text, kind } : null;
+  update();
+}
+function failed(error) {
+  if (error && error.status === 401) signOut(`The admin token was refused: ${message(error)}`);
+  else notice(message(error));
+}
+
+// --- sign-in -----------------------------------------------------------------------------------
+async function signIn(value) {
+  state.token = value;
+  state.signInError = '';
+  try {
+    const body = await api('GET', '/admin/api/keys');
+    try {
+      sessionStorage.setItem(TOKEN_KEY, value);
+    } catch {
+      // Storage disabled: the token stays in memory for this page only.
+    }
+    state.signedIn = true;
+    showKeys(body);
+    void refreshStatus();
+    if (statusTimer === null) statusTimer = setInterval(refreshStatus, STATUS_EVERY_MS);
+  } catch (error) {
+    if (error && error.status === 401) signOut('The admin token was refused.');
+    else {
+      state.token = null;
+      state.signInError = message(error);
+      update();
+    }
+  }
+}
+function signOut(why) {
+  try {
+    sessionStorage.removeItem(TOKEN_KEY);
+  } catch {
+    // Nothing stored.
+  }
+  if (statusTimer !== null) clearInterval(statusTimer);
+  statusTimer = null;
+  Object.assign(state, {
+    token: null,
+    signedIn: false,
+    signInError: why || '',
+    notice: null,
+    secret: null,
+    keys: [],
+    editing: null,
+    status: null,
+    statusError: '',
+    statusUpdated: '',
+  });
+  update();
+}
+function onSignIn(event) {
+  event.preventDefault();
+  const value = String(new FormData(event.currentTarget).get('token') || '').trim();
+  if (value) void signIn(value);
+}
+
+// --- keys --------------------------------------------------------------------------------------
+function showKeys(body) {
+  state.keys = (body && body.data) || [];
+  update();
+}
+async function loadKeys() {
+  try {
+    showKeys(await api('GET', '/admin/api/keys'));
+  } catch (error) {
+    failed(error);
+  }
+}
+function keyName(id) {
+  const key = state.keys.find((k) => k.id === id);
+  return key ? key.name : id;
+}
+function showSecret(title, key) {
+  state.secret = { title, key, copyLabel: 'Copy' };
+  update();
+}
+function hideSecret() {
+  state.secret = null;
+  update();
+}
+async function copySecret(event) {
+  const secret = state.secret;
+  if (!secret) return;
+  const input = event.currentTarget.parentElement.querySelector('input');
+  const label = (text) => {
+    if (state.secret === secret) secret.copyLabel = text;
+    update();
+  };
+  try {
+    await navigator.clipboard.writeText(secret.key);
+    label('Copied');
+  } catch {
+    // No clipboard API (plain http on another host) or no permission: the old way.
+    input.select();
+    let copied = false;
+    try {
+      copied = document.execCommand('copy');
+    } catch {
+      copied = false;
+    }
+    label(copied ? 'Copied' : 'Select and copy by hand');
+  }
+}
+
+async function createKey(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const fields = new FormData(form);
+  const limit = parseLimit(fields.get('rate_limit_per_minute'));
+  if (limit === undefined) return notice(LIMIT_HELP);
+  const body = { name: String(fields.get('name')).trim(), tier: fields.get('tier') };
+  const allow = parseAllowlist(fields.get('ip_allowlist'));
+  if (allow.length) body.ip_allowlist = allow;
+  if (limit !== null) body.rate_limit_per_minute = limit;
+  try {
+    const created = await api('POST', '/admin/api/keys', body);
+    state.notice = null;
+    form.reset();
+    showSecret(`New API key for "${created.name}" (${created.tier})`, created.key);
+    await loadKeys();
+  } catch (error) {
+    failed(error);
+  }
+}
+
+function startEdit(key) {
+  // A fresh form for every "Edit", filled from the key as it is now.
+  state.editing = null;
+  update();
+  state.editing = { ...key };
+  update();
+  const card = document.getElementById('edit-card');
+  if (card) card.scrollIntoView();
+}
+function cancelEdit() {
+  state.editing = null;
+  update();
+}
+async function saveEdit(event) {
+  event.preventDefault();
+  const editing = state.editing;
+  if (!editing) return;
+  const fields = new FormData(event.currentTarget);
+  const limit = parseLimit(fields.get('rate_limit_per_minute'));
+  if (limit === undefined) return notice(LIMIT_HELP);
+  const patch = {
+    name: String(fields.get('name')).trim(),
+    tier: fields.get('tier'),
+    ip_allowlist: parseAllowlist(fields.get('ip_allowlist')),
+    rate_limit_per_minute: limit,
+  };
+  try {
+    const key = await api('PATCH', `/admin/api/keys/${encodeURIComponent(editing.id)}`, patch);
+    state.editing = null;
+    notice(`Saved "${key.name}".`, 'info');
+    await loadKeys();
+  } catch (error) {
+    failed(error);
+  }
+}
+
+async function rotate(id) {
+  const name = keyName(id);
+  const answer = window.prompt(`Rotate "${name}". Seconds the old key keeps working (0–86400):`, '0');
+  if (answer === null) return;
+  const text = String(answer).trim();
+  const grace = text === '' ? 0 : Number(text);
+  if (!/^[0-9]*$/.test(text) || grace > 86400) {
+    return notice('The grace period must be a whole number of seconds from 0 to 86400.');
+  }
+  try {
+    const rotated = await api('POST', `/admin/api/keys/${encodeURIComponent(id)}/rotate`, {
+      grace_seconds: grace,
+    });
+    state.notice = null;
+    const more = grace ? ` (the old key works for ${grace} s more)` : '';
+    showSecret(`Rotated key for "${name}"${more}`, rotated.key);
+    await loadKeys();
+  } catch (error) {
+    failed(error);
+  }
+}
+
+async function revoke(id) {
+  const name = keyName(id);
+  const question = `Revoke "${name}" (${id})? It is refused everywhere within seconds; this cannot be undone.`;
+  if (!window.confirm(question)) return;
+  try {
+    await api('DELETE', `/admin/api/keys/${encodeURIComponent(id)}`);
+    if (state.editing && state.editing.id === id) state.editing = null;
+    notice(`Revoked "${name}".`, 'info');
+    await loadKeys();
+  } catch (error) {
+    failed(error);
+  }
+}
+
+// --- cluster status ----------------------------------------------------------------------------
+/** now: a change was just made, so a poll already in flight is followed by another. */
+async function refreshStatus(now) {
+  if (!state.signedIn) return;
+  if (statusBusy) {
+    if (now === true) statusAgain = true;
+    return;
+  }
+  statusBusy = true;
+  try {
+    state.status = await api('GET', '/admin/api/status');
+    state.statusError = '';
+    state.statusUpdated = `updated ${new Date().toLocaleTimeString()}`;
+    update();
+  } catch (error) {
+    if (error && error.status === 401) failed(error);
+    else {
+      state.statusError = `Status unavailable: ${message(error)}`;
+      update();
+    }
+  } finally {
+    statusBusy = false;
+    if (statusAgain) {
+      statusAgain = false;
+      void refreshStatus();
+    }
+  }
+}
+
+async function cancelJob(job) {
+  if (!window.confirm(`Cancel job ${job.job_id} (key ${job.key_id})? A running job stops within seconds.`))
+    return;
+  try {
+    const canceled = await api('DELETE', `/admin/api/jobs/${encodeURIComponent(job.job_id)}`);
+    notice(`Canceled job ${canceled.job_id}.`, 'info');
+  } catch (error) {
+    failed(error);
+  }
+  await refreshStatus(true);
+}
+
+async function closeSession(session) {
+  const question = `Close browser session ${session.session_id} (key ${session.owner_key_id})? Its browser stops at once; the owner's next call on it is refused.`;
+  if (!window.confirm(question)) return;
+  try {
+    const closed = await api(
+      'DELETE',
+      `/admin/api/browser/sessions/${encodeURIComponent(session.session_id)}`,
+    );
+    notice(`Closed browser session ${closed.session_id}.`, 'info');
+  } catch (error) {
+    failed(error);
+  }
+  await refreshStatus(true);
+}
+
+// --- views -------------------------------------------------------------------------------------
+const badge = (text, className) => html`<span class="badge ${className}">${text}</span>`;
+
+function table(headings, rows) {
+  return html`<table>
+    <thead>
+      <tr>
+        ${headings.map((h) => html`<th>${h}</th>`)}
+      </tr>
+    </thead>
+    <tbody>
+      ${
+        rows.length
+          ? rows
+          : html`<tr>
+              <td class="muted" colspan=${headings.length}>None.</td>
+            </tr>`
+      }
+    </tbody>
+  </table>`;
+}
+const unavailable = (text) => html`<p class="muted">${badge('unavailable', 's-bad')} ${text}</p>`;
+
+function tierSelect(selected) {
+  return html`<select name="tier">
+    ${TIERS.map((t) => html`<option value=${t} ?selected=${t === selected}>${t}</option>`)}
+  </select>`;
+}
+
+function loginView() {
+  return html`<section class="card">
+    <h2>Sign in</h2>
+    <form class="row" autocomplete="off" @submit=${onSignIn}>
+      <label
+        >Admin token <input name="token" class="wide" type="password" autocomplete="off" required
+      /></label>
+      <button class="primary" type="submit">Sign in</button>
+    </form>
+    <p class="muted small">
+      The token stays in this tab (sessionStorage) and is sent only to this gateway's /admin/api.
+    </p>
+    <p class="error" role="alert">${state.signInError}</p>
+  </section>`;
+}
+
+function secretView(secret) {
+  return html`<section class="card secret">
+    <h2>${secret.title}</h2>
+    <p class="warn">Copy it now: it will not be shown again.</p>
+    <div class="row">
+      <input type="text" readonly aria-label="API key" .value=${secret.key} />
+      <button type="button" @click=${copySecret}>${secret.copyLabel}</button>
+      <button type="button" @click=${hideSecret}>Done</button>
+    </div>
+  </section>`;
+}
+
+function keyRow(key) {
+  const active = key.status === 'active';
+  const allow = key.ip_allowlist && key.ip_allowlist.length ? key.ip_allowlist.join(', ') : 'everyone';
+  const limit = key.rate_limit_per_minute == null ? 'tier default' : String(key.rate_limit_per_minute);
+  return html`<tr>
+    <td>
+      <div>${key.name}</div>
+      <div class="muted small mono">${key.id}</div>
+    </td>
+    <td><code>${key.prefix || ''}</code></td>
+    <td>${key.tier}</td>
+    <td class=${allow === 'everyone' ? 'muted' : 'mono small'}>${allow}</td>
+    <td>${limit}</td>
+    <td class="small">${when(key.created_at)}</td>
+    <td class="small">${key.last_used_at ? when(key.last_used_at) : 'never'}</td>
+    <td>${badge(key.status, active ? 's-ok' : 's-bad')}</td>
+    <td class="actions">
+      <button type="button" ?disabled=${!active} @click=${() => startEdit(key)}>Edit</button>
+      <button type="button" ?disabled=${!active} @click=${() => rotate(key.id)}>Rotate</button>
+      <button type="button" class="danger" ?disabled=${!active} @click=${() => revoke(key.id)}>Revoke</button>
+    </td>
+  </tr>`;
+}
+
+function keysView() {
+  return html`<section class="card">
+    <h2>API keys</h2>
+    <form class="row" autocomplete="off" @submit=${createKey}>
+      <label>Name <input name="name" type="text" required maxlength="100" /></label>
+      <label>Tier ${tierSelect('basic')}</label>
+      <label
+        >IP allowlist (CIDRs, comma-separated; empty = everyone)
+        <input name="ip_allowlist" class="wide" type="text"
+      /></label>
+      <label
+        >Requests / minute (empty = tier default)
+        <input name="rate_limit_per_minute" class="narrow" type="number" min="1" step="1"
+      /></label>
+      <button class="primary" type="submit">Create key</button>
+      <button type="button" @click=${loadKeys}>Refresh</button>
+    </form>
+    <h3>Keys</h3>
+    <table>
+      <thead>
+        <tr>
+          <th>name / id</th>
+          <th>prefix</th>
+          <th>tier</th>
+          <th>IP allowlist</th>
+          <th>limit / min</th>
+          <th>created</th>
+          <th>last used</th>
+          <th>status</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${
+          state.keys.length
+            ? state.keys.map(keyRow)
+            : html`<tr>
+                <td class="muted" colspan="9">No keys yet.</td>
+              </tr>`
+        }
+      </tbody>
+    </table>
+  </section>`;
+}
+
+function editView(key) {
+  const limit = key.rate_limit_per_minute == null ? '' : String(key.rate_limit_per_minute);
+  return html`<section id="edit-card" class="card">
+    <h2>Edit key <code>${key.id}</code></h2>
+    <form class="row" autocomplete="off" @submit=${saveEdit}>
+      <label>Name <input name="name" type="text" required maxlength="100" .value=${key.name} /></label>
+      <label>Tier ${tierSelect(key.tier)}</label>
+      <label
+        >IP allowlist (CIDRs; empty = everyone)
+        <input name="ip_allowlist" class="wide" type="text" .value=${(key.ip_allowlist || []).join(', ')}
+      /></label>
+      <label
+        >Requests / minute (empty = tier default)
+        <input name="rate_limit_per_minute" class="narrow" type="number" min="1" step="1" .value=${limit}
+      /></label>
+      <button class="primary" type="submit">Save</button>
+      <button type="button" @click=${() => rotate(key.id)}>Rotate…</button>
+      <button type="button" @click=${cancelEdit}>Cancel</button>
+    </form>
+  </section>`;
+}
+
+function workersView(workers) {
+  return table(
+    ['worker', 'address', 'health'],
+    workers.map(
+      (w) =>
+        html`<tr>
+          <td>${w.name}</td>
+          <td class="mono small">${w.address}</td>
+          <td>${badge(w.status, tone(w.status))}</td>
+        </tr>`,
+    ),
+  );
+}
+
+function sessionsView(sessions) {
+  if (!Array.isArray(sessions)) return unavailable('The browser worker cannot be reached.');
+  return table(
+    ['session', 'status', 'current URL', 'owner key', 'created', ''],
+    sessions.map(
+      (s) =>
+        html`<tr>
+          <td class="mono small">${s.session_id}</td>
+          <td>${badge(s.status, tone(s.status))}</td>
+          <td class="small">${s.current_url || '—'}</td>
+          <td class="mono small">${s.owner_key_id}</td>
+          <td class="small">${when(s.created_at)}</td>
+          <td class="actions">
+            ${
+              s.status === 'active'
+                ? html`<button type="button" class="danger" @click=${() => closeSession(s)}>Close</button>`
+                : nothing
+            }
+          </td>
+        </tr>`,
+    ),
+  );
+}
+
+function jobRow(j) {
+  const fraction = Math.min(1, Math.max(0, Number(j.progress) || 0));
+  return html`<tr>
+    <td class="mono small">${j.job_id}</td>
+    <td class="mono small">${j.key_id}</td>
+    <td>${j.backend}</td>
+    <td>${badge(j.status, tone(j.status))}</td>
+    <td class="small"><progress max="1" .value=${fraction}></progress> ${Math.round(fraction * 100)}%</td>
+    <td class="small" title=${when(j.created_at)}>${age(j.created_at)}</td>
+    <td class="small">${String(j.attempts)}</td>
+    <td class="actions">
+      ${
+        j.status === 'queued' || j.status === 'running'
+          ? html`<button type="button" class="danger" @click=${() => cancelJob(j)}>Cancel</button>`
+          : nothing
+      }
+    </td>
+  </tr>`;
+}
+
+function jobsView(jobs) {
+  if (!Array.isArray(jobs)) return unavailable('The job store cannot be read.');
+  return table(
+    ['job', 'owner key', 'backend', 'status', 'progress', 'age', 'attempts', ''],
+    jobs.map(jobRow),
+  );
+}
+
+function clusterView() {
+  const status = state.status;
+  const loading = html`<p class="muted">Loading…</p>`;
+  return html`<section class="card">
+    <h2>
+      Cluster <span class="muted small">${state.statusUpdated}</span>
+      <button type="button" @click=${() => refreshStatus(true)}>Refresh</button>
+    </h2>
+    <p class="error">${state.statusError}</p>
+    <h3>Workers</h3>
+    ${status ? workersView(status.workers || []) : loading}
+    <h3>Browser sessions</h3>
+    ${status ? sessionsView(status.browser_sessions) : loading}
+    <h3>Animation jobs <span class="muted small">(the newest 50, every key)</span></h3>
+    ${status ? jobsView(status.animation_jobs) : loading}
+  </section>`;
+}
+
+function view() {
+  return html`<header class="top">
+      <h1>Switchboard admin</h1>
+      ${state.signedIn ? html`<button type="button" @click=${() => signOut('')}>Sign out</button>` : nothing}
+    </header>
+    <main>
+      ${
+        state.signedIn
+          ? html`${
+              state.notice
+                ? html`<div class="notice ${state.notice.kind}" role="status">${state.notice.text}</div>`
+                : nothing
+            }
+            ${state.secret ? secretView(state.secret) : nothing} ${keysView()}
+            ${state.editing ? editView(state.editing) : nothing} ${clusterView()}`
+          : loginView()
+      }
+    </main>`;
+}
+
+// --- start -------------------------------------------------------------------------------------
+root.replaceChildren();
+update();
+let saved = null;
+try {
+  saved = sessionStorage.getItem(TOKEN_KEY);
+} catch {
+  saved = null;
+}
+if (saved) void signIn(saved);

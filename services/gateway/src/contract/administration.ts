@@ -1,0 +1,349 @@
+/**
+ * /admin: the dashboard (a public page and its files) and /admin/api/..., with the admin token:
+ * API keys, every key's animation jobs, force-closing any browser session, the cluster status.
+ * The request schemas here are the ones admin/keys-routes.ts and admin/jobs-routes.ts validate.
+ */
+import { isCidr } from '@switchboard/config';
+import { defaultTierPolicies, tiers } from '@switchboard/keys';
+import { z } from 'zod';
+import { JobListQuery, jobFields } from './animation.js';
+import { BrowserSessionStatus, SessionClosed } from './browser-sessions.js';
+import { declareRoute } from './registry.js';
+import { adminErrors, json, jsonBodyErrors, workerErrors } from './responses.js';
+
+const MB = 1_000_000;
+const perTier = (read: (policy: (typeof defaultTierPolicies)[(typeof tiers)[number]]) => string) =>
+  tiers.map((tier) => read(defaultTierPolicies[tier])).join(', ');
+
+export const Tier = z.enum(tiers).meta({
+  id: 'Tier',
+  description: `${tiers.join(' < ')}. Defaults — requests/minute: ${perTier((p) => String(p.requests_per_minute))}; browser sessions at once: ${perTier((p) => String(p.browser_sessions))}; upload limit: ${perTier((p) => `${p.upload_limit_bytes / MB} MB`)}; animation jobs at once: ${perTier((p) => String(p.animation_jobs))}.`,
+});
+
+const name = z.string().trim().min(1).max(100).meta({ description: 'A label for people.' });
+const ipAllowlist = z
+  .array(
+    z
+      .string()
+      .refine(isCidr, 'expected an IPv4 or IPv6 CIDR')
+      .meta({ description: 'An IPv4 or IPv6 CIDR (a bare address means one host).' }),
+  )
+  .max(100)
+  .meta({
+    description:
+      "Client addresses the key may be used from; empty = everyone (the cluster's `IP_ALLOWLIST` applies first).",
+  });
+const rateLimit = z
+  .number()
+  .int()
+  .min(1)
+  .max(1_000_000_000)
+  .nullable()
+  .meta({ description: "Requests per minute, overriding the tier's; `null` = the tier's limit." });
+
+// The store reads a missing allowlist as [] and a missing limit as null: the defaults say so.
+export const CreateKeyRequest = z
+  .object({
+    name,
+    tier: Tier,
+    ip_allowlist: ipAllowlist.default([]),
+    rate_limit_per_minute: rateLimit.default(null),
+  })
+  .meta({ id: 'CreateKeyRequest' });
+
+export const UpdateKeyRequest = z
+  .object({
+    name: name.optional(),
+    tier: Tier.optional(),
+    ip_allowlist: ipAllowlist.optional(),
+    rate_limit_per_minute: rateLimit.optional(),
+  })
+  .meta({ id: 'UpdateKeyRequest', description: 'Any of the fields; those left out keep their value.' });
+
+export const RotateKeyRequest = z
+  .object({
+    grace_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(86_400)
+      .default(0)
+      .meta({ description: 'How long the old secret keeps working.' }),
+  })
+  .meta({ id: 'RotateKeyRequest' });
+
+/** `status`, `limit`, `after`: the same query as the owner's list (`GET /animate`). */
+export const AdminJobListQuery = JobListQuery;
+
+const keyFields = {
+  id: z.string(),
+  name: z.string(),
+  tier: Tier,
+  ip_allowlist: z.array(z.string()),
+  rate_limit_per_minute: z.number().int().nullable(),
+  created_at: z.iso.datetime(),
+};
+
+const ApiKey = z
+  .object({
+    ...keyFields,
+    prefix: z.string().meta({ description: 'The start of the key (`sb_<key id>_`), to recognise it.' }),
+    last_used_at: z.iso.datetime().nullable(),
+    status: z.enum(['active', 'revoked']),
+  })
+  .meta({ id: 'ApiKey' });
+
+const ApiKeyList = z.object({ data: z.array(ApiKey) }).meta({ id: 'ApiKeyList' });
+
+const CreatedKey = z
+  .object({
+    ...keyFields,
+    key: z.string().meta({
+      description:
+        'The API key, `sb_<key id>_<secret>`: shown only here. Only a hash of the secret is stored.',
+    }),
+  })
+  .meta({ id: 'CreatedKey' });
+
+const RotatedKey = z
+  .object({
+    id: z.string(),
+    key: z.string().meta({ description: 'The new API key, shown only here; it works at once.' }),
+  })
+  .meta({ id: 'RotatedKey' });
+
+const AdminJob = z
+  .object({ ...jobFields, key_id: z.string().meta({ description: 'The id of the key that submitted it.' }) })
+  .meta({ id: 'AdminJob', description: 'A job as its owner sees it, plus whose it is.' });
+
+const AdminJobList = z
+  .object({
+    data: z.array(AdminJob).meta({ description: 'Newest first.' }),
+    has_more: z.boolean().meta({ description: 'Whether another page follows (ask with `after`).' }),
+  })
+  .meta({ id: 'AdminJobList' });
+
+const ClusterStatus = z
+  .object({
+    workers: z.array(
+      z.object({
+        name: z.string(),
+        address: z.string(),
+        status: z
+          .enum(['SERVING', 'NOT_SERVING', 'UNREACHABLE'])
+          .meta({ description: '`grpc.health.v1` status.' }),
+      }),
+    ),
+    browser_sessions: z
+      .array(
+        z.object({
+          session_id: z.uuid(),
+          status: BrowserSessionStatus,
+          created_at: z.iso.datetime(),
+          current_url: z.string(),
+          owner_key_id: z.string(),
+        }),
+      )
+      .nullable()
+      .meta({ description: '`null` when the browser worker cannot be reached.' }),
+    animation_jobs: z.array(AdminJob).nullable().meta({
+      description:
+        'The 50 newest jobs of every key (the first page of `GET /admin/api/jobs?limit=50`); `null` when the job store cannot be read. Jobs are listed while no animation worker runs.',
+    }),
+  })
+  .meta({ id: 'ClusterStatus' });
+
+const tag = 'Administration';
+const KeyPath = z.object({
+  id: z.string().meta({ description: 'The API key id (the `<key id>` part of `sb_<key id>_<secret>`).' }),
+});
+/** Keys live in NATS: while it is away every key call is `503 unavailable` at once (admin/admin-routes.ts). */
+const keyStoreErrors = [...adminErrors, 'unavailable'] as const;
+
+declareRoute({
+  method: 'post',
+  path: '/admin/api/keys',
+  operationId: 'createKey',
+  tag,
+  auth: 'admin',
+  summary: 'Create an API key',
+  body: CreateKeyRequest,
+  responses: {
+    201: { description: 'The key, with its secret (`key`) shown only this once.', content: json(CreatedKey) },
+  },
+  errors: [...keyStoreErrors, ...jsonBodyErrors],
+});
+
+declareRoute({
+  method: 'get',
+  path: '/admin/api/keys',
+  operationId: 'listKeys',
+  tag,
+  auth: 'admin',
+  summary: 'List API keys',
+  responses: { 200: { description: 'Every key, without secrets.', content: json(ApiKeyList) } },
+  errors: keyStoreErrors,
+});
+
+declareRoute({
+  method: 'get',
+  path: '/admin/api/keys/{id}',
+  operationId: 'getKey',
+  tag,
+  auth: 'admin',
+  summary: 'Get an API key',
+  description: 'Read from the key store itself, so a change made through another gateway shows at once.',
+  params: KeyPath,
+  responses: { 200: { description: 'The key, without its secret.', content: json(ApiKey) } },
+  errors: [...keyStoreErrors, 'not_found'],
+});
+
+declareRoute({
+  method: 'patch',
+  path: '/admin/api/keys/{id}',
+  operationId: 'updateKey',
+  tag,
+  auth: 'admin',
+  summary: 'Edit an API key',
+  params: KeyPath,
+  body: UpdateKeyRequest,
+  responses: { 200: { description: 'The key.', content: json(ApiKey) } },
+  errors: [...keyStoreErrors, ...jsonBodyErrors, 'not_found'],
+});
+
+declareRoute({
+  method: 'delete',
+  path: '/admin/api/keys/{id}',
+  operationId: 'revokeKey',
+  tag,
+  auth: 'admin',
+  summary: 'Revoke an API key',
+  description: 'The key is refused everywhere within 2 s.',
+  params: KeyPath,
+  responses: { 204: { description: 'Revoked.' } },
+  errors: [...keyStoreErrors, 'not_found'],
+});
+
+// The body of rotate may be left out (grace_seconds defaults to 0).
+const optionalRotateBody = { required: false, content: json(RotateKeyRequest) };
+
+declareRoute({
+  method: 'post',
+  path: '/admin/api/keys/{id}/rotate',
+  operationId: 'rotateKey',
+  tag,
+  auth: 'admin',
+  summary: 'Rotate the secret of an API key',
+  description:
+    'The new secret works at once; the old one stops after `grace_seconds`. The key id (and so session ownership) stays. A revoked key cannot be rotated (`400 invalid_request`).',
+  params: KeyPath,
+  body: optionalRotateBody,
+  responses: { 200: { description: 'The new key, shown only this once.', content: json(RotatedKey) } },
+  errors: [...keyStoreErrors, ...jsonBodyErrors, 'not_found'],
+});
+
+declareRoute({
+  method: 'get',
+  path: '/admin/api/jobs',
+  operationId: 'listAllJobs',
+  tag,
+  auth: 'admin',
+  summary: 'List the animation jobs of every key',
+  description: 'Newest first, a page at a time: pass the last `job_id` of a page as `after` for the next.',
+  query: AdminJobListQuery,
+  responses: { 200: { description: 'A page of jobs.', content: json(AdminJobList) } },
+  errors: [...adminErrors, 'invalid_request', 'unavailable'],
+});
+
+declareRoute({
+  method: 'delete',
+  path: '/admin/api/jobs/{job_id}',
+  operationId: 'cancelAnyJob',
+  tag,
+  auth: 'admin',
+  summary: "Cancel any key's animation job",
+  description:
+    "As the owner's cancel: a queued job at once, a running one within 2 s; `animate.job.canceled` is published. A job that already finished → `409 job_finished`.",
+  params: z.object({ job_id: z.string().regex(/^job-/).meta({ description: 'The job id, of any key.' }) }),
+  responses: { 200: { description: 'The job, canceled.', content: json(AdminJob) } },
+  errors: [...adminErrors, 'job_not_found', 'job_finished', 'unavailable'],
+});
+
+declareRoute({
+  method: 'delete',
+  path: '/admin/api/browser/sessions/{id}',
+  operationId: 'closeAnyBrowserSession',
+  tag,
+  auth: 'admin',
+  summary: "Close any key's browser session",
+  description:
+    "As the owner's close: the same worker call, the same `browser.session.closed` event, and closing a closed session again is also `200`.",
+  params: z.object({
+    id: z.uuid().meta({ description: 'The browser session id (UUID v4), of any key.' }),
+  }),
+  responses: {
+    200: { description: 'The session is closed; its browser process is gone.', content: json(SessionClosed) },
+  },
+  errors: [...adminErrors, 'session_not_found', ...workerErrors],
+});
+
+declareRoute({
+  method: 'get',
+  path: '/admin/api/status',
+  operationId: 'clusterStatus',
+  tag,
+  auth: 'admin',
+  summary: 'Cluster status',
+  description: "Each worker's health, live browser sessions and animation jobs (what the dashboard shows).",
+  responses: { 200: { description: 'The status.', content: json(ClusterStatus) } },
+  errors: adminErrors,
+});
+
+declareRoute({
+  method: 'get',
+  path: '/admin',
+  operationId: 'adminDashboard',
+  tag,
+  auth: 'public',
+  summary: 'Admin dashboard (web page)',
+  description:
+    'A page to create, edit, rotate and revoke keys and to see live browser sessions, animation jobs and worker health. The page holds no data: it asks for the admin token and sends it on its own calls.',
+  responses: {
+    200: { description: 'The page.', content: { 'text/html; charset=utf-8': { schema: z.string() } } },
+  },
+  errors: [],
+});
+
+/** The files the dashboard page loads, public like the page (they hold no data). */
+const dashboardFiles = [
+  {
+    file: 'dashboard.css',
+    type: 'text/css',
+    operationId: 'adminDashboardStyle',
+    summary: 'The style sheet of the admin dashboard',
+  },
+  {
+    file: 'dashboard.js',
+    type: 'text/javascript',
+    operationId: 'adminDashboardScript',
+    summary: 'The script of the admin dashboard',
+  },
+  {
+    file: 'lit-html.js',
+    type: 'text/javascript',
+    operationId: 'adminDashboardLitHtml',
+    summary: 'lit-html, which the dashboard script renders with',
+  },
+];
+for (const { file, type, operationId, summary } of dashboardFiles) {
+  declareRoute({
+    method: 'get',
+    path: `/admin/${file}`,
+    operationId,
+    tag,
+    auth: 'public',
+    summary,
+    responses: { 200: { description: 'The file.', content: { [type]: { schema: z.string() } } } },
+    errors: [],
+  });
+}

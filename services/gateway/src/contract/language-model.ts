@@ -1,0 +1,152 @@
+/** POST /query and GET /models: the request the handlers validate and what they answer. */
+import { requestLimits } from '@switchboard/contracts';
+import { z } from 'zod';
+import { declareRoute } from './registry.js';
+import { json, jsonBodyErrors, keyErrors, workerErrors } from './responses.js';
+
+const limits = requestLimits.completion;
+
+export const QueryRequest = z
+  .object({
+    prompt: z.string().min(1, 'must not be empty').meta({ description: 'The prompt; must not be empty.' }),
+    model: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .meta({ description: "A model id from `GET /models`; default: the cluster's default language model." }),
+    // The upper bound is the model's context, which only the worker knows.
+    max_tokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(2 ** 31 - 1)
+      .optional()
+      // The worker fills the default in (it alone knows the model's context).
+      .meta({
+        default: limits.defaultMaxTokens,
+        description: "Most tokens to generate; capped by the model's context (above the cap → 400).",
+      }),
+    temperature: z
+      .number()
+      .min(limits.temperature.min)
+      .max(limits.temperature.max)
+      .default(0.7)
+      .meta({ description: '0 = greedy and deterministic.' }),
+    stream: z.boolean().default(false).meta({ description: 'Stream the completion as server-sent events.' }),
+    top_p: z
+      .number()
+      .gt(0)
+      .max(1)
+      .optional()
+      .meta({ description: 'Nucleus sampling mass, in (0, 1] (extension).' }),
+    stop: z
+      .union([z.string().min(1), z.array(z.string().min(1)).max(limits.stopSequences)])
+      .optional()
+      .meta({ description: 'Text that ends the generation (extension).' }),
+    seed: z.number().int().optional().meta({ description: 'Sampling seed (extension).' }),
+  })
+  .meta({ id: 'QueryRequest' });
+
+const Usage = z
+  .object({
+    prompt_tokens: z.number().int().min(0),
+    completion_tokens: z.number().int().min(0),
+    total_tokens: z.number().int().min(0),
+  })
+  .meta({ id: 'Usage' });
+
+const FinishReason = z.enum(['stop', 'length']).meta({ id: 'FinishReason' });
+const completionId = z.string().regex(/^cmpl-/);
+
+const QueryResponse = z
+  .object({
+    id: completionId,
+    object: z.literal('text_completion'),
+    created: z.number().int().meta({ description: 'Unix time, seconds.' }),
+    model: z.string(),
+    text: z.string(),
+    finish_reason: FinishReason,
+    usage: Usage,
+  })
+  .meta({ id: 'QueryResponse' });
+
+const QueryStreamDelta = z
+  .object({ id: completionId, model: z.string(), index: z.number().int().min(0), delta: z.string() })
+  .meta({
+    id: 'QueryStreamDelta',
+    description: 'One event per generated piece, flushed as it is generated.',
+  });
+
+const QueryStreamEnd = z
+  .object({ id: completionId, model: z.string(), finish_reason: FinishReason, usage: Usage })
+  .meta({ id: 'QueryStreamEnd', description: 'The last event before `data: [DONE]`.' });
+
+const sseDescription =
+  'With `stream: true`: server-sent events, each `data: <JSON>` followed by a blank line. One `QueryStreamDelta` per generated piece, ' +
+  'then one `QueryStreamEnd`, then `data: [DONE]`. An error after the stream started is sent as `data: <Error>` followed by ' +
+  '`data: [DONE]`. A client that disconnects cancels the generation.';
+
+declareRoute({
+  method: 'post',
+  path: '/query',
+  operationId: 'query',
+  tag: 'Language model',
+  auth: 'apiKey',
+  summary: 'Complete a prompt',
+  description: 'Runs a language model on the prompt, as one JSON response or streamed as server-sent events.',
+  body: QueryRequest,
+  responses: {
+    200: {
+      description: 'The completion (JSON), or its event stream when `stream` is true.',
+      content: {
+        'application/json': { schema: QueryResponse },
+        'text/event-stream': {
+          schema: z.string().meta({
+            description: sseDescription,
+            // Each event's data is one of these; documented here so a reader can find them.
+            'x-event-data': {
+              oneOf: ['QueryStreamDelta', 'QueryStreamEnd', 'Error'].map((id) => ({
+                $ref: `#/components/schemas/${id}`,
+              })),
+            },
+          }),
+          example:
+            'data: {"id":"cmpl-1","model":"m","index":0,"delta":"Hello"}\n\ndata: {"id":"cmpl-1","model":"m","finish_reason":"stop","usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}\n\ndata: [DONE]\n\n',
+        },
+      },
+    },
+  },
+  errors: [...keyErrors, ...jsonBodyErrors, 'unknown_model', 'model_loading', ...workerErrors],
+});
+
+/** Registered so the event shapes appear in the document, though no operation returns them as JSON. */
+export const streamEventSchemas = [QueryStreamDelta, QueryStreamEnd] as const;
+
+const Model = z
+  .object({
+    id: z.string(),
+    capability: z.enum(['llm', 'whisper', 'diffusion', 'animation']),
+    status: z.enum(['ready', 'loading']),
+    default: z.boolean().meta({ description: 'The default model of its capability.' }),
+    description: z.string().optional(),
+  })
+  .meta({ id: 'Model' });
+
+declareRoute({
+  method: 'get',
+  path: '/models',
+  operationId: 'listModels',
+  tag: 'Language model',
+  auth: 'apiKey',
+  summary: 'List the models of each capability',
+  description:
+    'Models of every capability whose worker answers; a model still loading is listed with `status: loading`.',
+  responses: {
+    200: {
+      description: 'The models.',
+      content: json(z.object({ data: z.array(Model) }).meta({ id: 'ModelList' })),
+    },
+  },
+  errors: [...keyErrors, ...workerErrors],
+});

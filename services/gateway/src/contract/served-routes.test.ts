@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { loadGatewayConfig } from '../config.js';
+import { openApiDocument } from '../contract/document.js';
+import { createApp, type GatewayDeps } from '../server.js';
+import { servedRoutes } from './served-routes.js';
+
+/**
+ * Building the app only wires routers; no dependency is called until a request arrives. This
+ * object answers every property read and call with itself, so the real createApp can be built
+ * without brokers or workers just to read its router.
+ */
+function inert(): never {
+  const target = function () {};
+  const proxy: unknown = new Proxy(target, {
+    get: (_t, property) => (property === Symbol.toPrimitive ? () => '' : proxy),
+    apply: () => proxy,
+    construct: () => proxy as object,
+  });
+  return proxy as never;
+}
+
+function appRoutes(): Set<string> {
+  const config = loadGatewayConfig({
+    ADMIN_TOKEN: 'route-walk-admin-token-0123456789',
+    CLUSTER_SECRET: 'route-walk-cluster-secret-0123456789',
+  });
+  const deps: GatewayDeps = {
+    config,
+    logger: inert(),
+    keys: inert(),
+    limiter: inert(),
+    clients: inert(),
+    events: inert(),
+    metrics: inert(),
+    readiness: inert(),
+    nats: inert(),
+    live: inert(),
+    objects: inert(),
+  };
+  return servedRoutes(createApp(deps));
+}
+
+function documentedRoutes(): Set<string> {
+  const found = new Set<string>();
+  for (const [path, item] of Object.entries(openApiDocument.paths)) {
+    for (const method of Object.keys(item)) found.add(`${method.toUpperCase()} ${path}`);
+  }
+  return found;
+}
+
+test('every served route is documented, and every documented route is served', () => {
+  const served = appRoutes();
+  const documented = documentedRoutes();
+  assert.ok(served.size > 25, `the walk found the routes (${[...served].join(', ')})`);
+  assert.deepEqual(
+    [...served].filter((route) => !documented.has(route)).sort(),
+    [],
+    'served but missing from the OpenAPI document',
+  );
+  assert.deepEqual(
+    [...documented].filter((route) => !served.has(route)).sort(),
+    [],
+    'documented but not served',
+  );
+});
+
+test('the walk sees through mounted routers and reads parameters in OpenAPI form', () => {
+  const served = appRoutes();
+  assert.ok(served.has('GET /admin/api/keys/{id}'), 'a route two routers deep, under /admin and /api');
+  assert.ok(served.has('GET /api/videos/{job_id}.mp4'));
+});
