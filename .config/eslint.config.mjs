@@ -9,7 +9,14 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 export default tseslint.config(
   {
-    ignores: ['**/node_modules/**', '**/dist/**', 'libs/contracts/src/generated/**', '.tools/**', '.run/**'],
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      'libs/contracts/src/generated/**',
+      'libs/client/src/schema.ts',
+      '.tools/**',
+      '.run/**',
+    ],
   },
   js.configs.recommended,
   {

@@ -5,12 +5,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { createSwitchboardClient, type Schema } from '@switchboard/client';
 import { freePort } from '@switchboard/devcluster';
 import { makeAudioFixtures } from '../support/audio.js';
 import { repoRoot } from '../support/gateway.js';
 import { pngSize } from '../support/png.js';
 import { descendants, isRunning as alive } from '../support/processes.js';
 import { startTestSite } from '../support/test-site.js';
+
+/** The data of a typed-client call that must answer `status`; otherwise fails showing its error body. */
+function answered<T>(call: { data?: T; error?: unknown; response: Response }, status: number): T {
+  assert.equal(call.response.status, status, JSON.stringify(call.error));
+  assert.ok(call.data !== undefined, `${call.response.url}: a body`);
+  return call.data;
+}
 
 test(
   'the runner starts NATS, Redis, the workers and the gateway, serves the API, and Ctrl-C leaves nothing behind',
@@ -50,16 +58,15 @@ test(
     const base = `http://127.0.0.1:${port}`;
     assert.equal((await fetch(`${base}/healthz`)).status, 200);
     assert.equal((await fetch(`${base}/readyz`)).status, 200);
-    const created = await fetch(`${base}/admin/api/keys`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer e2e-admin-token-0123456789', 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'e2e', tier: 'basic' }),
-    });
-    assert.equal(created.status, 201);
-    const { key } = (await created.json()) as { key: string };
-    const models = await fetch(`${base}/models`, { headers: { authorization: `Bearer ${key}` } });
-    assert.equal(models.status, 200);
-    const listed = ((await models.json()) as { data: { capability: string; status: string }[] }).data;
+    // JSON calls go through the typed client (libs/client), as the README shows; uploads and
+    // downloads stay plain fetch calls with the same bearer header.
+    const admin = createSwitchboardClient({ baseUrl: base, adminToken: 'e2e-admin-token-0123456789' });
+    const { key } = answered(
+      await admin.POST('/admin/api/keys', { body: { name: 'e2e', tier: 'basic' } }),
+      201,
+    );
+    const api = createSwitchboardClient({ baseUrl: base, apiKey: key });
+    const listed = answered(await api.GET('/models'), 200).data;
     for (const capability of ['llm', 'whisper', 'diffusion', 'animation']) {
       assert.ok(
         listed.some((m) => m.capability === capability && m.status === 'ready'),
@@ -83,78 +90,63 @@ test(
     await audio.remove();
 
     // An image end to end: the tiny pipeline, the PNG in the shared local store, served back.
-    const generated = await fetch(`${base}/generate-image`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ prompt: 'a lighthouse', width: 256, height: 128, steps: 4 }),
-    });
-    assert.equal(generated.status, 200, await generated.clone().text());
-    const { url: imageUrl } = (await generated.json()) as { url: string };
+    const { url: imageUrl } = answered(
+      await api.POST('/generate-image', {
+        body: { prompt: 'a lighthouse', width: 256, height: 128, steps: 4 },
+      }),
+      200,
+    );
     const png = await fetch(`${base}${imageUrl}`, { headers: { authorization: `Bearer ${key}` } });
     assert.deepEqual(pngSize(Buffer.from(await png.arrayBuffer())), { width: 256, height: 128 });
 
     // Video jobs of all three back-ends end to end: JetStream, the worker, ffmpeg, the store.
-    const pro = await fetch(`${base}/admin/api/keys`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer e2e-admin-token-0123456789', 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'e2e-pro', tier: 'enterprise' }),
-    });
-    const proAuth = {
-      authorization: `Bearer ${((await pro.json()) as { key: string }).key}`,
-      'content-type': 'application/json',
-    };
+    const proKey = answered(
+      await admin.POST('/admin/api/keys', { body: { name: 'e2e-pro', tier: 'enterprise' } }),
+      201,
+    ).key;
+    const pro = createSwitchboardClient({ baseUrl: base, apiKey: proKey });
     const face = `data:image/png;base64,${Buffer.from(await (await fetch(`${base}${imageUrl}`, { headers: { authorization: `Bearer ${key}` } })).arrayBuffer()).toString('base64')}`;
     const speech = await makeAudioFixtures(2);
     const voice = `data:audio/wav;base64,${Buffer.from(speech.long).toString('base64')}`;
     await speech.remove();
     const jobs: string[] = [];
-    for (const body of [
+    const requests: Schema<'AnimateRequest'>[] = [
       { backend: 'video-diffusion', image: face, fps: 8, duration_s: 1 },
       { backend: 'portrait', image: face, audio: voice, fps: 10, duration_s: 1 },
       { backend: 'avatar', image: face, audio: voice, duration_s: 1 },
-    ]) {
-      const res = await fetch(`${base}/animate`, {
-        method: 'POST',
-        headers: proAuth,
-        body: JSON.stringify(body),
-      });
-      assert.equal(res.status, 202, await res.clone().text());
-      jobs.push(((await res.json()) as { job_id: string }).job_id);
+    ];
+    for (const body of requests) {
+      jobs.push(answered(await pro.POST('/animate', { body }), 202).job_id);
     }
     for (const jobId of jobs) {
-      let job: { status: string; backend: string; result: { url: string } | null; error: unknown };
+      let job: Schema<'Job'>;
       const until = Date.now() + 60_000;
       do {
         await new Promise((r) => setTimeout(r, 200));
-        job = (await (await fetch(`${base}/animate/${jobId}`, { headers: proAuth })).json()) as typeof job;
+        job = answered(await pro.GET('/animate/{job_id}', { params: { path: { job_id: jobId } } }), 200);
       } while (!['succeeded', 'failed', 'canceled'].includes(job.status) && Date.now() < until);
       assert.equal(job.status, 'succeeded', `${job.backend}: ${JSON.stringify(job)}`);
-      const mp4 = await fetch(`${base}${job.result!.url}`, { headers: proAuth });
+      const mp4 = await fetch(`${base}${job.result!.url}`, {
+        headers: { authorization: `Bearer ${proKey}` },
+      });
       assert.equal(mp4.headers.get('content-type'), 'video/mp4');
     }
 
     // A browser session end to end: Chromium, the guard, the shared local file store.
-    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const session = await fetch(`${base}/api/browser/session/create`, {
-      method: 'POST',
-      headers: auth,
-      body: '{}',
-    });
-    assert.equal(session.status, 201, await session.clone().text());
-    const { session_id: id } = (await session.json()) as { session_id: string };
-    const nav = await fetch(`${base}/api/browser/session/${id}/navigate`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ url: `${site.origin}/form` }),
-    });
-    assert.equal(nav.status, 200, await nav.clone().text());
-    const shot = await fetch(`${base}/api/browser/session/${id}/capture`, { method: 'POST', headers: auth });
-    const { url: shotUrl } = (await shot.json()) as { url: string };
-    const image = await fetch(`${base}${shotUrl}`, { headers: auth });
+    const { session_id: id } = answered(await api.POST('/api/browser/session/create', { body: {} }), 201);
+    const session = { params: { path: { id } } };
+    answered(
+      await api.POST('/api/browser/session/{id}/navigate', {
+        ...session,
+        body: { url: `${site.origin}/form` },
+      }),
+      200,
+    );
+    const { url: shotUrl } = answered(await api.POST('/api/browser/session/{id}/capture', session), 200);
+    const image = await fetch(`${base}${shotUrl}`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(image.status, 200);
     assert.deepEqual(pngSize(Buffer.from(await image.arrayBuffer())), { width: 1280, height: 720 });
-    const closed = await fetch(`${base}/api/browser/session/${id}/close`, { method: 'POST', headers: auth });
-    assert.equal(closed.status, 200);
+    assert.equal(answered(await api.POST('/api/browser/session/{id}/close', session), 200).status, 'closed');
 
     runner.kill('SIGINT');
     const [code] = (await once(runner, 'exit')) as [number | null];

@@ -24,7 +24,7 @@
  *   ServiceClientConstructor<N>  the type of services[N]
  *
  * Definitions are loaded from generated/descriptor.json, not from .proto files, so a deployed
- * copy of this package alone is enough. Regenerate with `pnpm proto:gen` after editing proto/.
+ * copy of this package alone is enough. Regenerate with `npm run proto:gen` after editing proto/.
  */
 import { type Client as grpcClient, loadPackageDefinition as grpcLoadPackageDefinition } from '@grpc/grpc-js';
 import { fromJSON, type PackageDefinition } from '@grpc/proto-loader';
