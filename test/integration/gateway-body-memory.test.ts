@@ -6,16 +6,18 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
+import { spawnGateway, type SpawnedGateway } from '../support/gateway.js';
 import { errorOf, startStack, type Stack } from '../support/stack.js';
 import { peakRss } from '../support/processes.js';
 
-let stack: Stack;
+// The gateway runs as its own process here: its peak memory is what the test measures.
+let stack: Stack<SpawnedGateway>;
 let key: CreatedKey;
 const MB = 1_000_000;
 const BODY_BYTES = 99 * MB;
 
 before(async () => {
-  stack = await startStack();
+  stack = await startStack({ startGateway: spawnGateway });
   key = await createKey(stack.gateway, { tier: 'professional', rate_limit_per_minute: 10_000 });
 });
 after(() => stack?.stop());

@@ -32,6 +32,8 @@ export async function startAnimationStack(
     gateways?: number;
     gatewayEnv?: Record<string, string>;
     workerEnv?: Record<string, string>;
+    /** In the test process when absent; spawnGateway for a gateway process (benchmarks). */
+    startGateway?: (env: Record<string, string>) => Promise<GatewayProcess>;
   } = {},
 ): Promise<AnimationStack> {
   const root = await mkdtemp(join(tmpdir(), 'sb-animation-'));
@@ -42,6 +44,7 @@ export async function startAnimationStack(
   const ackWait = { ANIMATION_ACK_WAIT_MS: '3000' };
   const stack = await startStack({
     gateways: options.gateways,
+    startGateway: options.startGateway,
     env: { OBJECT_STORE_DIR: objectsDir, ...ackWait, ...options.gatewayEnv },
   });
   const workers: WorkerProcess[] = [];

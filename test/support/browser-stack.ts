@@ -35,7 +35,13 @@ export const LOOPBACK_ALIAS = 'public-looking.example';
  * (BROWSER_ALLOWED_HOSTS); everything else meets the address guard.
  */
 export async function startBrowserStack(
-  options: { workers?: number; workerEnv?: Record<string, string>; gatewayEnv?: Record<string, string> } = {},
+  options: {
+    workers?: number;
+    workerEnv?: Record<string, string>;
+    gatewayEnv?: Record<string, string>;
+    /** In the test process when absent; spawnGateway for a gateway process (benchmarks). */
+    startGateway?: (env: Record<string, string>) => Promise<GatewayProcess>;
+  } = {},
 ): Promise<BrowserStack> {
   const [nats, redis, s3, site, dns] = await Promise.all([
     startNats(),
@@ -66,7 +72,7 @@ export async function startBrowserStack(
   const workers: WorkerProcess[] = [];
   try {
     for (let i = 0; i < (options.workers ?? 1); i++) workers.push(await startBrowserWorker());
-    const gateway = await startGateway({
+    const gateway = await (options.startGateway ?? startGateway)({
       NATS_URL: nats.url,
       REDIS_URL: redis.url,
       BROWSER_ADDR: workers[0]!.address,

@@ -3,38 +3,109 @@ import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@switchboard/devcluster';
+import {
+  gatewayEnvVars,
+  loadGatewayConfig,
+  startGateway as startInProcess,
+} from '@switchboard/gateway/in-process';
+import { createLogger } from '@switchboard/telemetry';
 import { retryOnPortClash } from './port-clash.js';
 
 // Compiled to test/dist/support/, three levels below the repository root.
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
+/** A running gateway, inside the test process (startGateway) or as its own (spawnGateway). */
 export interface GatewayProcess {
   url: string;
   port: number;
   metricsUrl: string;
   adminToken: string;
-  child: ChildProcess;
+  /** Its recent log lines (stdout and stderr for a spawned one). */
   output(): string;
   stop(): Promise<void>;
+}
+
+/** A gateway in a process of its own, for what only a process shows: exit codes, signals, memory. */
+export interface SpawnedGateway extends GatewayProcess {
+  child: ChildProcess;
 }
 
 export const testAdminToken = 'test-admin-token-0123456789abcdef';
 
 /**
- * The CLUSTER_SECRET every spawned gateway and worker gets (gateway → worker calls carry it; a
+ * The CLUSTER_SECRET every gateway and spawned worker gets (gateway → worker calls carry it; a
  * worker refuses calls without it). A test that calls a worker directly passes it to createClient.
  */
 export const testClusterSecret = 'test-cluster-secret-0123456789abcdef';
 
-/**
- * Starts the real gateway (`services/gateway/dist/main.js`) as its own process on free ports,
- * as the local cluster runs it, and waits for /readyz.
- */
-export function startGateway(env: Record<string, string>): Promise<GatewayProcess> {
-  return retryOnPortClash(() => startGatewayOnce(env));
+/** Log lines kept for output(): enough for the end of a failed start-up, never unbounded. */
+const OUTPUT_LIMIT = 20_000;
+
+/** The environment a test gateway runs with: `env` over these defaults. */
+async function gatewayEnv(env: Record<string, string>): Promise<Record<string, string>> {
+  return {
+    ADMIN_TOKEN: testAdminToken,
+    CLUSTER_SECRET: testClusterSecret,
+    LOG_LEVEL: 'warn',
+    // Workers that are not running: nothing listens on these ports.
+    LLM_ADDR: `127.0.0.1:${await freePort()}`,
+    WHISPER_ADDR: `127.0.0.1:${await freePort()}`,
+    DIFFUSION_ADDR: `127.0.0.1:${await freePort()}`,
+    ANIMATION_ADDR: `127.0.0.1:${await freePort()}`,
+    BROWSER_ADDR: `127.0.0.1:${await freePort()}`,
+    ...env,
+  };
 }
 
-async function startGatewayOnce(env: Record<string, string>): Promise<GatewayProcess> {
+/**
+ * Starts the real gateway inside the test process, from the environment it would have been
+ * given as a process (read by its own config loader), on free ports; resolves once /readyz
+ * answers 200. No build of main.js and no child process: what routes do is tested this way.
+ * Variables the gateway does not read are refused, since no process would see them here.
+ */
+export async function startGateway(env: Record<string, string>): Promise<GatewayProcess> {
+  const unknown = Object.keys(env).filter((name) => !gatewayEnvVars.includes(name));
+  if (unknown.length > 0) {
+    throw new Error(`the gateway reads no ${unknown.join(', ')}; use spawnGateway for process settings`);
+  }
+  const config = loadGatewayConfig({ ...(await gatewayEnv(env)), GATEWAY_PORT: '0', METRICS_PORT: '0' });
+  let output = '';
+  const logger = createLogger({
+    service: 'gateway',
+    level: config.logLevel,
+    destination: { write: (line: string) => (output = (output + line).slice(-OUTPUT_LIMIT)) },
+  });
+  const gateway = await startInProcess(config, logger);
+  const url = `http://127.0.0.1:${gateway.port}`;
+  try {
+    await waitReady(
+      url,
+      () => output,
+      () => undefined,
+    );
+  } catch (error) {
+    await gateway.close();
+    throw error;
+  }
+  return {
+    url,
+    port: gateway.port,
+    metricsUrl: `http://127.0.0.1:${gateway.metricsPort}/metrics`,
+    adminToken: testAdminToken,
+    output: () => output,
+    stop: () => gateway.close(),
+  };
+}
+
+/**
+ * Starts the built gateway (`services/gateway/dist/main.js`) as its own process, as the local
+ * cluster runs it, and waits for /readyz. For tests of start-up, signals and the process's memory.
+ */
+export function spawnGateway(env: Record<string, string>): Promise<SpawnedGateway> {
+  return retryOnPortClash(() => spawnGatewayOnce(env));
+}
+
+async function spawnGatewayOnce(env: Record<string, string>): Promise<SpawnedGateway> {
   const port = await freePort();
   const metricsPort = await freePort();
   const child = spawn(process.execPath, [join(repoRoot, 'services/gateway/dist/main.js')], {
@@ -42,37 +113,25 @@ async function startGatewayOnce(env: Record<string, string>): Promise<GatewayPro
       PATH: process.env.PATH ?? '',
       GATEWAY_PORT: String(port),
       METRICS_PORT: String(metricsPort),
-      ADMIN_TOKEN: testAdminToken,
-      CLUSTER_SECRET: testClusterSecret,
-      LOG_LEVEL: 'warn',
-      // Workers that are not running: nothing listens on these ports.
-      LLM_ADDR: `127.0.0.1:${await freePort()}`,
-      WHISPER_ADDR: `127.0.0.1:${await freePort()}`,
-      DIFFUSION_ADDR: `127.0.0.1:${await freePort()}`,
-      ANIMATION_ADDR: `127.0.0.1:${await freePort()}`,
-      BROWSER_ADDR: `127.0.0.1:${await freePort()}`,
-      ...env,
+      ...(await gatewayEnv(env)),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
-  child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000)));
+  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-OUTPUT_LIMIT));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`gateway exited during start-up:\n${output}`);
-    const ready = await fetch(`${url}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ready) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`gateway not ready in time:\n${output}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitReady(
+    url,
+    () => output,
+    () => {
+      if (child.exitCode !== null) throw new Error(`gateway exited during start-up:\n${output}`);
+    },
+  ).catch((error: unknown) => {
+    child.kill('SIGKILL');
+    throw error;
+  });
   return {
     url,
     port,
@@ -88,4 +147,19 @@ async function startGatewayOnce(env: Record<string, string>): Promise<GatewayPro
       clearTimeout(timer);
     },
   };
+}
+
+/** Polls /readyz until 200; `check` throws when waiting is pointless (the process died). */
+async function waitReady(url: string, output: () => string, check: () => void): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    check();
+    const ready = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ready) return;
+    if (Date.now() > deadline) throw new Error(`gateway not ready in time:\n${output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }

@@ -2,39 +2,51 @@ import { startNats, startRedis, type InfraHandle } from '@switchboard/devcluster
 import { startGateway, type GatewayProcess } from './gateway.js';
 import { startWorker, tinyLlmRepository, type TinyModelRepository, type WorkerProcess } from './worker.js';
 
-export interface Stack {
+export interface Stack<G extends GatewayProcess = GatewayProcess> {
   nats: InfraHandle;
   redis: InfraHandle;
-  gateways: GatewayProcess[];
+  gateways: G[];
   /** The first gateway, for tests that need only one. */
-  gateway: GatewayProcess;
+  gateway: G;
+  /** The environment its gateways got, to start one more like them (e.g. with spawnGateway). */
+  gatewayEnv: Record<string, string>;
   stop(): Promise<void>;
 }
 
-/** Real NATS, real Redis and `count` gateway replicas sharing them, all on free loopback ports. */
-export async function startStack(
-  options: { gateways?: number; env?: Record<string, string> } = {},
-): Promise<Stack> {
+/**
+ * Real NATS, real Redis and `count` gateway replicas sharing them, all on free loopback ports.
+ * The gateways run in the test process unless `startGateway` says otherwise (spawnGateway).
+ */
+export async function startStack<G extends GatewayProcess = GatewayProcess>(
+  options: {
+    gateways?: number;
+    env?: Record<string, string>;
+    startGateway?: (env: Record<string, string>) => Promise<G>;
+  } = {},
+): Promise<Stack<G>> {
   const [nats, redis] = await Promise.all([startNats(), startRedis()]);
   const env = { NATS_URL: nats.url, REDIS_URL: redis.url, ...options.env };
-  try {
-    const gateways = await Promise.all(
-      Array.from({ length: options.gateways ?? 1 }, () => startGateway(env)),
-    );
-    return {
-      nats,
-      redis,
-      gateways,
-      gateway: gateways[0]!,
-      async stop() {
-        await Promise.all(gateways.map((g) => g.stop()));
-        await Promise.all([nats.stop(), redis.stop()]);
-      },
-    };
-  } catch (error) {
+  const start = options.startGateway ?? (startGateway as (env: Record<string, string>) => Promise<G>);
+  const started = await Promise.allSettled(Array.from({ length: options.gateways ?? 1 }, () => start(env)));
+  const gateways = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) {
+    // An in-process gateway left running would keep the test file from ever exiting.
+    await Promise.all(gateways.map((g) => g.stop()));
     await Promise.all([nats.stop(), redis.stop()]);
-    throw error;
+    throw failed.reason;
   }
+  return {
+    nats,
+    redis,
+    gateways,
+    gatewayEnv: env,
+    gateway: gateways[0]!,
+    async stop() {
+      await Promise.all(gateways.map((g) => g.stop()));
+      await Promise.all([nats.stop(), redis.stop()]);
+    },
+  };
 }
 
 export interface ErrorBody {

@@ -1,18 +1,21 @@
-import { pino, type Logger, type LevelWithSilent } from 'pino';
+import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 
 export type { Logger };
 
 export interface LoggerOptions {
   service: string;
   level?: LevelWithSilent;
+  /** Where lines go; stdout when absent. A gateway started inside a test writes to a buffer. */
+  destination?: DestinationStream;
 }
 
 /**
- * One JSON logger per process. Fields that could carry secrets are redacted wherever they
- * appear, as a second line of defence: code should never log them in the first place.
+ * One JSON logger per service instance (one per process in production). Fields that could carry
+ * secrets are redacted wherever they appear, as a second line of defence: code should never log
+ * them in the first place.
  */
-export function createLogger({ service, level = 'info' }: LoggerOptions): Logger {
-  return pino({
+export function createLogger({ service, level = 'info', destination }: LoggerOptions): Logger {
+  const options = {
     level,
     base: { service },
     redact: {
@@ -29,5 +32,6 @@ export function createLogger({ service, level = 'info' }: LoggerOptions): Logger
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -1,0 +1,43 @@
+// The gateway as its own process, as production runs it: what only a process shows — a config
+// error stops start-up with every bad variable named and no stack trace, and SIGTERM / SIGINT
+// drain and exit 0. Route behaviour is tested in-process elsewhere (test/support/gateway.ts).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { repoRoot, spawnGateway } from '../support/gateway.js';
+import { startStack, type Stack } from '../support/stack.js';
+
+let stack: Stack;
+before(async () => {
+  stack = await startStack({ gateways: 0 });
+});
+after(() => stack?.stop());
+
+test('a config error stops start-up, naming every bad variable, without a stack trace', async () => {
+  const child = spawn(process.execPath, [join(repoRoot, 'services/gateway/dist/main.js')], {
+    env: { PATH: process.env.PATH ?? '', CLUSTER_SECRET: 'short', GATEWAY_PORT: 'eighty' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  assert.equal(code, 1);
+  for (const name of ['ADMIN_TOKEN', 'CLUSTER_SECRET', 'GATEWAY_PORT'])
+    assert.match(stderr, new RegExp(name));
+  assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
+});
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`${signal} drains and exits 0`, async () => {
+    const gateway = await spawnGateway({ ...stack.gatewayEnv, LOG_LEVEL: 'info' });
+    assert.equal((await fetch(`${gateway.url}/readyz`)).status, 200);
+    const exited = once(gateway.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+    gateway.child.kill(signal);
+    const [code] = await exited;
+    assert.equal(code, 0, gateway.output());
+    assert.match(gateway.output(), /"msg":"stopped"/);
+    await assert.rejects(fetch(`${gateway.url}/readyz`), 'the port is closed');
+  });
+}
