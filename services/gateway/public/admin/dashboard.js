@@ -8,7 +8,6 @@ import { html, nothing, render } from './lit-html.js';
 
 const TOKEN_KEY = 'switchboard.adminToken';
 const STATUS_EVERY_MS = 5000;
-const TIERS = ['basic', 'professional', 'enterprise'];
 const LIMIT_HELP = 'The rate limit must be a whole number of at least 1, or empty for the tier default.';
 
 const state = {
@@ -26,6 +25,8 @@ const state = {
   status: null,
   statusError: '',
   statusUpdated: '',
+  /** The tier names in rank order, read from the gateway's own OpenAPI document (one definition). */
+  tiers: [],
 };
 let statusTimer = null;
 let statusBusy = false;
@@ -114,6 +115,19 @@ function failed(error) {
 }
 
 // --- sign-in -----------------------------------------------------------------------------------
+async function loadTiers() {
+  try {
+    const res = await fetch('/openapi.json');
+    state.tiers = (await res.json()).components.schemas.Tier.enum;
+  } catch {
+    state.notice = {
+      text: 'Could not read the tier names from /openapi.json; reload the page.',
+      kind: 'error',
+    };
+  }
+  update();
+}
+
 async function signIn(value) {
   state.token = value;
   state.signInError = '';
@@ -387,7 +401,7 @@ const unavailable = (text) => html`<p class="muted">${badge('unavailable', 's-ba
 
 function tierSelect(selected) {
   return html`<select name="tier">
-    ${TIERS.map((t) => html`<option value=${t} ?selected=${t === selected}>${t}</option>`)}
+    ${state.tiers.map((t) => html`<option value=${t} ?selected=${t === selected}>${t}</option>`)}
   </select>`;
 }
 
@@ -624,3 +638,4 @@ try {
   saved = null;
 }
 if (saved) void signIn(saved);
+void loadTiers();
