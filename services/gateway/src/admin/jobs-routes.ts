@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import type { JobBoard, ListOptions } from '@switchboard/jobs';
 import { exactRouter } from '../http/router.js';
 import { validate } from '../http/validate.js';
-import { AdminJobListQuery } from '../contract/administration.js';
+import { JobListQuery } from '../contract/animation.js';
 import { adminJobView } from '../routes/job-view.js';
 
 /** How many jobs /admin/api/status carries (newest first): what the dashboard shows. */
@@ -23,7 +23,7 @@ export function jobsRouter(board: JobBoard): Router {
 
   router.get('/jobs', async (req, res) => {
     // Express gives repeated parameters as arrays; the schema then refuses them as the wrong type.
-    const query = validate(AdminJobListQuery, { ...(req.query as Record<string, unknown>) });
+    const query = validate(JobListQuery, { ...(req.query as Record<string, unknown>) });
     res.json(await adminJobPage(board, query));
   });
 

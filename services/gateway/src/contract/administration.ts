@@ -15,10 +15,10 @@ const MB = 1_000_000;
 const perTier = (read: (policy: (typeof defaultTierPolicies)[(typeof tiers)[number]]) => string) =>
   tiers.map((tier) => read(defaultTierPolicies[tier])).join(', ');
 
-export const Tier = z.enum(tiers).meta({
-  id: 'Tier',
-  description: `${tiers.join(' < ')}. Defaults — requests/minute: ${perTier((p) => String(p.requests_per_minute))}; browser sessions at once: ${perTier((p) => String(p.browser_sessions))}; upload limit: ${perTier((p) => `${p.upload_limit_bytes / MB} MB`)}; animation jobs at once: ${perTier((p) => String(p.animation_jobs))}.`,
-});
+/** The tiers in rank order and their default limits, in words (the document's introduction too). */
+export const tierSummary = `${tiers.join(' < ')}. Defaults — requests/minute: ${perTier((p) => String(p.requests_per_minute))}; browser sessions at once: ${perTier((p) => String(p.browser_sessions))}; upload limit: ${perTier((p) => `${p.upload_limit_bytes / MB} MB`)}; animation jobs at once: ${perTier((p) => String(p.animation_jobs))}.`;
+
+export const Tier = z.enum(tiers).meta({ id: 'Tier', description: tierSummary });
 
 const name = z.string().trim().min(1).max(100).meta({ description: 'A label for people.' });
 const ipAllowlist = z
@@ -71,9 +71,6 @@ export const RotateKeyRequest = z
       .meta({ description: 'How long the old secret keeps working.' }),
   })
   .meta({ id: 'RotateKeyRequest' });
-
-/** `status`, `limit`, `after`: the same query as the owner's list (`GET /animate`). */
-export const AdminJobListQuery = JobListQuery;
 
 const keyFields = {
   id: z.string(),
@@ -250,7 +247,7 @@ declareRoute({
   auth: 'admin',
   summary: 'List the animation jobs of every key',
   description: 'Newest first, a page at a time: pass the last `job_id` of a page as `after` for the next.',
-  query: AdminJobListQuery,
+  query: JobListQuery,
   responses: { 200: { description: 'A page of jobs.', content: json(AdminJobList) } },
   errors: [...adminErrors, 'invalid_request', 'unavailable'],
 });

@@ -4,15 +4,14 @@
  */
 import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { deepFreeze } from '@switchboard/config';
-import { defaultTierPolicies, tiers } from '@switchboard/keys';
 // Each area's file declares its routes when imported; the order is the document's.
 import { streamEventSchemas } from './language-model.js';
-import './browser-sessions.js';
-import './administration.js';
-import './operations.js';
 import './transcription.js';
 import './images.js';
 import './animation.js';
+import './browser-sessions.js';
+import { tierSummary } from './administration.js';
+import './operations.js';
 import { registry } from './registry.js';
 import { headers, securitySchemes } from './responses.js';
 
@@ -29,16 +28,13 @@ for (const [name, header] of Object.entries(headers)) {
 /** Schemas no operation names as a JSON body but readers need (the events of a stream). */
 const documentedSchemas = [...streamEventSchemas];
 
-const MB = 1_000_000;
-const perTier = (read: (tier: (typeof tiers)[number]) => string) => tiers.map(read).join(' / ');
-
 const description = `GPU models and headless browsers behind one HTTP API.
 
 Authentication: every call needs \`Authorization: Bearer <api_key>\`, except /healthz, /readyz, /openapi.json, /docs and the /admin page. Admin calls (/admin/api/...) use the admin token instead.
 
 IP allowlists: the cluster list (IP_ALLOWLIST) is checked before the key, then the key's own list; both are CIDR lists, empty = everyone. A refused address gets 403 ip_not_allowed.
 
-Tiers: ${tiers.join(' < ')}. Defaults — requests/minute ${perTier((t) => String(defaultTierPolicies[t].requests_per_minute))}; browser sessions at once ${perTier((t) => String(defaultTierPolicies[t].browser_sessions))}; upload limit ${perTier((t) => `${defaultTierPolicies[t].upload_limit_bytes / MB} MB`)}; animation jobs at once ${perTier((t) => String(defaultTierPolicies[t].animation_jobs))}. /animate needs professional or higher (403 tier_required).
+Tiers: ${tierSummary} /animate needs professional or higher (403 tier_required).
 
 Rate limits: per key, shared by every gateway replica. Every authenticated response carries RateLimit-Policy and RateLimit; over the limit → 429 rate_limited with Retry-After. 401/403 responses do not spend the key's quota; failed authentication is limited per client IP.
 
