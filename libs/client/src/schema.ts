@@ -783,7 +783,20 @@ export interface components {
             status: "ready" | "loading";
             /** @description The default model of its capability. */
             default: boolean;
+            /** @description A tiny random-weight development model (built when the repository holds no real one): its output is noise. */
+            development: boolean;
             description?: string;
+            /** @description The element type of the weights as loaded (`fp32`, `fp16`, `q8`); once ready. */
+            dtype?: string;
+            /** @description `llm`: tokens of context, prompt and completion together; once ready. */
+            context_length?: number;
+            /** @description `whisper`: false for English-only models (no language detection); once ready. */
+            multilingual?: boolean;
+            /** @description `whisper`: the ISO 639-1 codes `language` may name; once ready. */
+            languages?: string[];
+            /** @description `diffusion`, `animation` (video-diffusion): the size the model was trained for. */
+            native_width?: number;
+            native_height?: number;
         };
         Transcript: {
             text: string;

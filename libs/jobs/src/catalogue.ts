@@ -14,6 +14,9 @@ const description = z.object({
       status: z.enum(['loading', 'ready', 'failed']),
       is_default: z.boolean(),
       description: z.string(),
+      // Added later: entries written by older workers lack them.
+      development: z.boolean().default(false),
+      dtype: z.string().default(''),
     }),
   ),
   native_width: z.number().int().optional(),

@@ -23,6 +23,9 @@ export {
 } from './repository.js';
 export {
   ModelRegistry,
+  modelInfoMessage,
+  type ModelDetails,
+  type ModelInfoMessage,
   type ModelListing,
   type ModelState,
   type ModelStatus,

@@ -65,12 +65,35 @@ test('loading → ready, default first; get answers model_loading, then the hand
   assert.deepEqual(order, ['a', 'b']);
   assert.deepEqual(loaded, ['a:ready', 'b:ready']);
   assert.deepEqual(registry.get('b'), { id: 'b', handle: 'handle-b' });
-  assert.deepEqual(registry.listModelsResponse(), {
-    models: [
-      { id: 'a', status: 'ready', is_default: true, description: '' },
-      { id: 'b', status: 'ready', is_default: false, description: 'second' },
-    ],
+  const summary = registry
+    .listModelsResponse()
+    .models.map(({ id, status, is_default, description }) => ({ id, status, is_default, description }));
+  assert.deepEqual(summary, [
+    { id: 'a', status: 'ready', is_default: true, description: '' },
+    { id: 'b', status: 'ready', is_default: false, description: 'second' },
+  ]);
+});
+
+test("/models facts: a development model says so, and a model's details appear once it is ready", async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const registry = new ModelRegistry({
+    scan: { ...scan, models: [{ ...scan.models[0]!, development: true }, scan.models[1]!] },
+    logger,
+    load: async (entry) => {
+      if (entry.id === 'a') await gate;
+      return entry.id;
+    },
+    details: (handle) => ({ dtype: 'q8', contextLength: handle === 'a' ? 512 : 256 }),
   });
+  const loading = registry.loadAll();
+  const before = registry.listModelsResponse().models[0]!;
+  assert.deepEqual([before.development, before.dtype, before.context_length], [true, '', 0]);
+  release();
+  await loading;
+  const [a, b] = registry.listModelsResponse().models;
+  assert.deepEqual([a!.development, a!.dtype, a!.context_length, a!.languages], [true, 'q8', 512, []]);
+  assert.equal(b!.development, false);
 });
 
 test('a model that fails is `failed` and answers unavailable; a failed default rejects loadAll', async () => {

@@ -28,6 +28,19 @@ export interface RegistryOptions<H> {
   readonly loadDelayMs?: number;
   /** Frees a handle at shutdown. */
   readonly dispose?: (handle: H) => Promise<void> | void;
+  /** What /models says about a loaded model beyond its id and state (dtype, context, languages…). */
+  readonly details?: (handle: H) => ModelDetails;
+}
+
+/** A loaded model's facts for /models (common/v1/models.proto); each worker fills what applies. */
+export interface ModelDetails {
+  /** The element type of the weights as loaded: "fp32", "fp16", "q8". */
+  readonly dtype?: string;
+  readonly contextLength?: number;
+  readonly multilingual?: boolean;
+  readonly languages?: readonly string[];
+  readonly nativeWidth?: number;
+  readonly nativeHeight?: number;
 }
 
 export interface ModelListing {
@@ -35,6 +48,41 @@ export interface ModelListing {
   readonly status: ModelStatus;
   readonly isDefault: boolean;
   readonly description: string;
+  readonly development: boolean;
+  /** Known once the model is ready. */
+  readonly details: ModelDetails;
+}
+
+/** One ModelInfo of common/v1/models.proto; shared with the animation worker's descriptions. */
+export interface ModelInfoMessage {
+  id: string;
+  status: ModelStatus;
+  is_default: boolean;
+  description: string;
+  development: boolean;
+  dtype: string;
+  context_length: number;
+  multilingual: boolean;
+  languages: string[];
+  native_width: number;
+  native_height: number;
+}
+
+export function modelInfoMessage(listing: ModelListing): ModelInfoMessage {
+  const { details } = listing;
+  return {
+    id: listing.id,
+    status: listing.status,
+    is_default: listing.isDefault,
+    description: listing.description,
+    development: listing.development,
+    dtype: details.dtype ?? '',
+    context_length: details.contextLength ?? 0,
+    multilingual: details.multilingual ?? false,
+    languages: [...(details.languages ?? [])],
+    native_width: details.nativeWidth ?? 0,
+    native_height: details.nativeHeight ?? 0,
+  };
 }
 
 export class ModelRegistry<H> {
@@ -133,21 +181,14 @@ export class ModelRegistry<H> {
       status: s.status,
       isDefault: s.isDefault,
       description: s.entry.description,
+      development: s.entry.development ?? false,
+      details: s.handle !== undefined ? (this.options.details?.(s.handle) ?? {}) : {},
     }));
   }
 
   /** The ListModels answer every worker gives (common/v1/models.proto), from `list()`. */
-  listModelsResponse(): {
-    models: { id: string; status: ModelStatus; is_default: boolean; description: string }[];
-  } {
-    return {
-      models: this.list().map((m) => ({
-        id: m.id,
-        status: m.status,
-        is_default: m.isDefault,
-        description: m.description,
-      })),
-    };
+  listModelsResponse(): { models: ModelInfoMessage[] } {
+    return { models: this.list().map(modelInfoMessage) };
   }
 
   async dispose(): Promise<void> {

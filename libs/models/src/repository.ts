@@ -13,6 +13,8 @@ export interface ModelEntry {
   readonly dir: string;
   /** Free text for operators, shown in /models (the tiny development models say so here). */
   readonly description: string;
+  /** A random-weight model built by @switchboard/models-dev (its config carries DEV_MODEL_KEY). */
+  readonly development?: boolean;
 }
 
 export interface RepositoryScan {
@@ -38,16 +40,20 @@ async function readJson(path: string): Promise<unknown> {
   return JSON.parse(await readFile(path, 'utf8')) as unknown;
 }
 
-/** The development-model note in the folder's config (config.json, or a pipeline's model_index.json). */
-async function describe(dir: string): Promise<string> {
+/** The development-model mark in the folder's config (config.json, or a pipeline's model_index.json). */
+async function describe(dir: string): Promise<{ description: string; development: boolean }> {
   const marker = MODEL_MARKERS.find((m) => existsSync(join(dir, m)));
-  if (marker === undefined) return '';
+  if (marker === undefined) return { description: '', development: false };
   try {
     const config = (await readJson(join(dir, marker))) as Record<string, unknown>;
     const dev = config[DEV_MODEL_KEY] as { description?: unknown } | undefined;
-    return typeof dev?.description === 'string' ? dev.description : '';
+    return {
+      description: typeof dev?.description === 'string' ? dev.description : '',
+      development: dev !== undefined,
+    };
   } catch {
-    return ''; // an unreadable config fails the load later, with its reason logged there
+    // An unreadable config fails the load later, with its reason logged there.
+    return { description: '', development: false };
   }
 }
 
@@ -86,7 +92,7 @@ export async function scanRepository(
   const models = await Promise.all(
     ids.map(async (id) => {
       const dir = join(capabilityDir, id);
-      return { id, dir, description: await describe(dir) };
+      return { id, dir, ...(await describe(dir)) };
     }),
   );
 

@@ -87,6 +87,10 @@ export interface BackendModel {
   readonly isDefault: boolean;
   /** Operator-facing note: development models say they are noise; avatar says it is unconfigured. */
   readonly description: string;
+  /** A random-weight model built by @switchboard/models-dev. */
+  readonly development?: boolean;
+  /** What the model registry knows once it is loaded (the weights' dtype). */
+  readonly details?: { readonly dtype?: string };
 }
 
 export interface BackendInfo {

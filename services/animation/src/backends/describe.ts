@@ -19,6 +19,8 @@ export async function describeBackends(
           status: m.status,
           is_default: m.isDefault,
           description: m.description,
+          development: m.development ?? false,
+          dtype: m.details?.dtype ?? '',
         })),
         native_width: info.nativeWidth,
         native_height: info.nativeHeight,

@@ -20,6 +20,13 @@ export class AnimationJobs implements ModelLister {
         status: model.status,
         is_default: model.is_default,
         description: backend.configured ? model.description : model.description || 'not configured',
+        development: model.development,
+        dtype: model.dtype,
+        context_length: 0,
+        multilingual: false,
+        languages: [],
+        native_width: backend.native_width ?? 0,
+        native_height: backend.native_height ?? 0,
       })),
     );
   }

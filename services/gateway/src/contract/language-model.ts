@@ -129,7 +129,36 @@ const Model = z
     capability: z.enum(['llm', 'whisper', 'diffusion', 'animation']),
     status: z.enum(['ready', 'loading']),
     default: z.boolean().meta({ description: 'The default model of its capability.' }),
+    development: z.boolean().meta({
+      description:
+        'A tiny random-weight development model (built when the repository holds no real one): its output is noise.',
+    }),
     description: z.string().optional(),
+    dtype: z
+      .string()
+      .optional()
+      .meta({ description: 'The element type of the weights as loaded (`fp32`, `fp16`, `q8`); once ready.' }),
+    context_length: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: '`llm`: tokens of context, prompt and completion together; once ready.' }),
+    multilingual: z
+      .boolean()
+      .optional()
+      .meta({ description: '`whisper`: false for English-only models (no language detection); once ready.' }),
+    languages: z
+      .array(z.string())
+      .optional()
+      .meta({ description: '`whisper`: the ISO 639-1 codes `language` may name; once ready.' }),
+    native_width: z
+      .number()
+      .int()
+      .optional()
+      .meta({
+        description: '`diffusion`, `animation` (video-diffusion): the size the model was trained for.',
+      }),
+    native_height: z.number().int().optional(),
   })
   .meta({ id: 'Model' });
 

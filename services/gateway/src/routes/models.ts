@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import type { ModelInfo__Output } from '@switchboard/contracts';
 import { exactRouter } from '../http/router.js';
 import { callContext, type CallContext } from '../clients/call-context.js';
-import type { ModelLister } from '../clients/model-lister.js';
+import type { Capability, ModelLister } from '../clients/model-lister.js';
 
 /**
  * Model lists change only when a model finishes loading, so each worker's answer (or its
@@ -26,6 +26,24 @@ class CachedModelList {
 }
 
 /**
+ * What a loaded model is (facts a worker reports once the model is ready): its dtype, and what
+ * applies to its capability — an llm's context, a whisper model's languages, an image or video
+ * model's native size.
+ */
+function modelFacts(capability: Capability, model: ModelInfo__Output) {
+  return {
+    ...(model.dtype ? { dtype: model.dtype } : {}),
+    ...(capability === 'llm' && model.context_length > 0 ? { context_length: model.context_length } : {}),
+    ...(capability === 'whisper' && model.languages.length > 0
+      ? { multilingual: model.multilingual, languages: model.languages }
+      : {}),
+    ...(model.native_width > 0
+      ? { native_width: model.native_width, native_height: model.native_height }
+      : {}),
+  };
+}
+
+/**
  * GET /models: the models of every capability whose worker answers. A worker that is down is
  * left out rather than failing the whole list; /admin shows worker health.
  */
@@ -43,7 +61,9 @@ export function modelsRouter(listers: readonly ModelLister[], ttlMs = 2000): Rou
         capability,
         status: model.status,
         default: model.is_default,
+        development: model.development,
         ...(model.description ? { description: model.description } : {}),
+        ...modelFacts(capability, model),
       })),
     );
     res.json({ data });

@@ -14,6 +14,31 @@ export interface ModelInfo {
    * Free text for operators, e.g. "tiny random-weight development model".
    */
   'description'?: (string);
+  /**
+   * A random-weight model built by libs/models-dev: its text, images and videos are noise.
+   */
+  'development'?: (boolean);
+  /**
+   * The element type of the weights as loaded ("fp32", "fp16", "q8"); empty while loading.
+   */
+  'dtype'?: (string);
+  /**
+   * llm: tokens of context, prompt and completion together; 0 = not applicable.
+   */
+  'context_length'?: (number);
+  /**
+   * whisper: whether the model has language tokens (false for English-only models)…
+   */
+  'multilingual'?: (boolean);
+  /**
+   * …and the ISO 639-1 codes a request may name (English-only models: just "en").
+   */
+  'languages'?: (string)[];
+  /**
+   * diffusion, animation: the size the model was trained for; 0 = not applicable.
+   */
+  'native_width'?: (number);
+  'native_height'?: (number);
 }
 
 export interface ModelInfo__Output {
@@ -27,4 +52,29 @@ export interface ModelInfo__Output {
    * Free text for operators, e.g. "tiny random-weight development model".
    */
   'description': (string);
+  /**
+   * A random-weight model built by libs/models-dev: its text, images and videos are noise.
+   */
+  'development': (boolean);
+  /**
+   * The element type of the weights as loaded ("fp32", "fp16", "q8"); empty while loading.
+   */
+  'dtype': (string);
+  /**
+   * llm: tokens of context, prompt and completion together; 0 = not applicable.
+   */
+  'context_length': (number);
+  /**
+   * whisper: whether the model has language tokens (false for English-only models)…
+   */
+  'multilingual': (boolean);
+  /**
+   * …and the ISO 639-1 codes a request may name (English-only models: just "en").
+   */
+  'languages': (string)[];
+  /**
+   * diffusion, animation: the size the model was trained for; 0 = not applicable.
+   */
+  'native_width': (number);
+  'native_height': (number);
 }
