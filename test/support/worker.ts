@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@switchboard/devcluster';
@@ -115,6 +115,31 @@ export interface TinyModelRepository {
   modelDir: string;
   modelId: string;
   remove(): Promise<void>;
+}
+
+/**
+ * The real model artifacts beside the checkout (`../shared/models`: trained language models,
+ * published tokenizers and configs; see its README). Tests read them, never copy them into the
+ * repository.
+ */
+export const sharedModelsDir = join(repoRoot, '..', 'shared', 'models');
+
+/**
+ * A temporary MODEL_DIR holding a copy of a folder of ../shared/models (e.g. `llm/stories260K`)
+ * as <capability>/<modelId>; `prepare` may then add or change files in the copy (tiny ONNX
+ * weights under a published layout's names, a models.json).
+ */
+export async function sharedModelRepository(
+  sharedPath: string,
+  options: { capability?: string; modelId?: string; prepare?: (dir: string) => Promise<unknown> } = {},
+): Promise<TinyModelRepository> {
+  const [capability, name] = sharedPath.split('/') as [string, string];
+  const modelId = options.modelId ?? name;
+  return tinyRepository(options.capability ?? capability, modelId, async (dir) => {
+    // A copy, not a link: the repository scan counts only real folders.
+    await cp(join(sharedModelsDir, sharedPath), dir, { recursive: true });
+    await options.prepare?.(dir);
+  });
 }
 
 /** A temporary MODEL_DIR holding one model, built by `build`, as <capability>/<modelId>. */
