@@ -151,13 +151,9 @@ const Model = z
       .array(z.string())
       .optional()
       .meta({ description: '`whisper`: the ISO 639-1 codes `language` may name; once ready.' }),
-    native_width: z
-      .number()
-      .int()
-      .optional()
-      .meta({
-        description: '`diffusion`, `animation` (video-diffusion): the size the model was trained for.',
-      }),
+    native_width: z.number().int().optional().meta({
+      description: '`diffusion`, `animation` (video-diffusion): the size the model was trained for.',
+    }),
     native_height: z.number().int().optional(),
   })
   .meta({ id: 'Model' });
