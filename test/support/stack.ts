@@ -121,13 +121,18 @@ export interface LlmStack {
 }
 
 /**
- * A real llm worker process on the tiny development Llama (one ONNX Runtime thread, so tests
- * share the cores fairly) behind a stack of its own whose gateway routes `/query` to it.
+ * A real llm worker process on the tiny development Llama, or on the model `repository` makes
+ * (e.g. a sharedModelRepository), with one ONNX Runtime thread so tests share the cores fairly,
+ * behind a stack of its own whose gateway routes `/query` to it.
  */
 export async function startLlmStack(
-  options: { workerEnv?: Record<string, string>; gatewayEnv?: Record<string, string> } = {},
+  options: {
+    workerEnv?: Record<string, string>;
+    gatewayEnv?: Record<string, string>;
+    repository?: () => Promise<TinyModelRepository>;
+  } = {},
 ): Promise<LlmStack> {
-  const repo = await tinyLlmRepository();
+  const repo = await (options.repository ?? tinyLlmRepository)();
   let worker: WorkerProcess | undefined;
   try {
     worker = await startWorker('llm', {

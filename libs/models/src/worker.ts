@@ -12,7 +12,7 @@ import {
   type LoggerOptions,
 } from '@switchboard/telemetry';
 import { Gauge, type Registry } from 'prom-client';
-import { ModelRegistry } from './registry.js';
+import { ModelRegistry, type ModelDetails } from './registry.js';
 import { scanRepository, type ModelEntry } from './repository.js';
 import { WorkQueue } from './queue.js';
 import { useLocalModels } from './transformers-env.js';
@@ -53,6 +53,8 @@ export interface ModelWorkerSpec<H, M extends ModelWorkerMetrics> {
   createMetrics(registry: Registry): M;
   load(entry: ModelEntry): Promise<H>;
   dispose(handle: H): Promise<void>;
+  /** What /models says about a loaded model (dtype, context length, …); see ModelDetails. */
+  details?(handle: H): ModelDetails;
   services(worker: ModelWorker<H, M>): ServiceRegistration[];
 }
 
@@ -80,6 +82,7 @@ export async function runModelWorker<H, M extends ModelWorkerMetrics>(
     logger,
     load: (entry) => spec.load(entry),
     dispose: (handle) => spec.dispose(handle),
+    details: (handle) => spec.details?.(handle) ?? {},
     onLoaded: (entry, status, seconds) => modelLoadSeconds.set({ model: entry.id, status }, seconds),
     loadingRetryAfterSeconds: config.loadingRetryAfterSeconds,
     loadDelayMs: config.loadDelayMs,

@@ -2,6 +2,10 @@ import { z } from 'zod';
 import { env, loadConfig } from '@switchboard/config';
 import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
 
+/** Weight files Transformers.js can pick in a model folder, by its dtype names (see LLM_DTYPE). */
+export const llmDtypes = ['fp32', 'fp16', 'q8', 'int8', 'uint8', 'q4', 'q4f16', 'bnb4'] as const;
+export type LlmDtype = (typeof llmDtypes)[number];
+
 const schema = z
   .object({
     ...modelWorkerEnvFields({ grpcPort: 50051, shutdownGraceMs: 20_000 }),
@@ -10,6 +14,12 @@ const schema = z
       .min(1)
       .optional()
       .describe('Default model id; unset = MODEL_DIR/llm/models.json\'s `"default"`, else the first folder.'),
+    LLM_DTYPE: z
+      .enum(llmDtypes)
+      .default('fp32')
+      .describe(
+        "Which weights file of each model folder to load, by Transformers.js's names: `fp32` = `onnx/model.onnx`, `q8` = `onnx/model_quantized.onnx` (8-bit, the usual quantized export), `fp16`, `int8`, `uint8`, `q4`, `q4f16`, `bnb4` = `onnx/model_<dtype>.onnx`. A model without that file fails to load. /models reports it as `dtype`.",
+      ),
     LLM_CONCURRENCY: env
       .positiveInt(1)
       .describe('Generations running at once (each one holds its own KV cache).'),
@@ -32,6 +42,7 @@ const schema = z
   .transform((e) => ({
     ...modelWorkerSettings(e),
     defaultModel: e.LLM_DEFAULT_MODEL,
+    dtype: e.LLM_DTYPE,
     queue: { concurrency: e.LLM_CONCURRENCY, depth: e.LLM_QUEUE_DEPTH },
     loadingRetryAfterSeconds: e.LLM_LOADING_RETRY_AFTER_SECONDS,
     loadDelayMs: e.LLM_LOAD_DELAY_MS,

@@ -14,7 +14,8 @@ async function main(): Promise<void> {
     name: 'llm',
     config,
     createMetrics: createLlmMetrics,
-    load: (entry) => loadCausalLm(entry, config.execution),
+    load: (entry) => loadCausalLm(entry, config.execution, config.dtype),
+    details: (model) => ({ dtype: model.dtype, contextLength: model.contextLength }),
     dispose: (model) => model.dispose(),
     services: ({ models, queue, metrics }) => [llmService(new CompletionService(models, queue, metrics))],
   });

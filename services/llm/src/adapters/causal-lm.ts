@@ -12,6 +12,7 @@ import {
   type PreTrainedTokenizer,
 } from '@huggingface/transformers';
 import { transformersDeviceOptions, type ExecutionConfig, type ModelEntry } from '@switchboard/models';
+import type { LlmDtype } from '../config.js';
 import type { DecodeSequence, LanguageModel } from '../generation/model.js';
 
 /** The parts of the model object the step loop calls (typed loosely by the library). */
@@ -86,13 +87,22 @@ function idSet(...values: (number | number[] | null | undefined)[]): Set<number>
   return new Set(values.flatMap((v) => (v === null || v === undefined ? [] : Array.isArray(v) ? v : [v])));
 }
 
-export async function loadCausalLm(entry: ModelEntry, execution: ExecutionConfig): Promise<LanguageModel> {
+/**
+ * Loads a model folder; `dtype` picks its weights file the way Transformers.js names them
+ * (fp32 → onnx/model.onnx, q8 → onnx/model_quantized.onnx, …) and a missing file fails the load.
+ */
+export async function loadCausalLm(
+  entry: ModelEntry,
+  execution: ExecutionConfig,
+  dtype: LlmDtype = 'fp32',
+): Promise<LanguageModel> {
   // Ids are folder names under Transformers.js's localModelPath (set by useLocalModels).
   const tokenizer: PreTrainedTokenizer = await AutoTokenizer.from_pretrained(entry.id, {
     local_files_only: true,
   });
   const loaded: PreTrainedModel = await AutoModelForCausalLM.from_pretrained(entry.id, {
     local_files_only: true,
+    dtype,
     ...transformersDeviceOptions(execution),
   });
   const model = loaded as unknown as StepModel;
@@ -104,6 +114,7 @@ export async function loadCausalLm(entry: ModelEntry, execution: ExecutionConfig
   return {
     id: entry.id,
     contextLength,
+    dtype,
     eosTokenIds,
     encode: (text) => tokenizer.encode(text),
     decode: (ids) =>

@@ -4,7 +4,7 @@ import type { LanguageModel } from './model.js';
 import { SeededRandom } from '@switchboard/models';
 import { sampleToken } from './sampler.js';
 import { StopMatcher } from './stop-strings.js';
-import { IncrementalDecoder } from './text-decoder.js';
+import { IncrementalDecoder, PROMPT_CONTEXT_TOKENS } from './text-decoder.js';
 
 export interface GenerationRequest {
   readonly promptIds: readonly number[];
@@ -38,7 +38,10 @@ export async function* generate(
   observer: StepObserver = {},
 ): AsyncGenerator<GenerationEvent> {
   const random = new SeededRandom(request.seed);
-  const decoder = new IncrementalDecoder((ids) => model.decode(ids));
+  const decoder = new IncrementalDecoder(
+    (ids) => model.decode(ids),
+    request.promptIds.slice(-PROMPT_CONTEXT_TOKENS),
+  );
   const stops = new StopMatcher(request.stop);
   const sequence = model.start(request.promptIds);
   let generated = 0;

@@ -14,6 +14,8 @@ export interface LanguageModel {
   readonly id: string;
   /** Prompt plus completion tokens may not exceed this. */
   readonly contextLength: number;
+  /** The element type of the weights loaded ("fp32", "q8", …), for /models. */
+  readonly dtype: string;
   readonly eosTokenIds: ReadonlySet<number>;
   /** Prompt → token ids, with the special tokens the model expects (BOS). */
   encode(text: string): number[];

@@ -1,12 +1,14 @@
-// The incremental decoder against the real byte-level BPE tokenizer of the tiny model.
+// The incremental decoder against the byte-level BPE tokenizer of the tiny model, and against
+// the SentencePiece-style one of a real trained Llama.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { AutoTokenizer, env } from '@huggingface/transformers';
 import { buildTinyLlama } from '@switchboard/models-dev';
-import { IncrementalDecoder } from './text-decoder.js';
+import { IncrementalDecoder, PROMPT_CONTEXT_TOKENS } from './text-decoder.js';
 
 const root = await mkdtemp(join(tmpdir(), 'llm-decoder-'));
 after(() => rm(root, { recursive: true, force: true }));
@@ -65,4 +67,58 @@ test('an incomplete character at the end is held back, then flushed as U+FFFD', 
   const pieces = ids.slice(0, -1).map((id) => decoder.push(id));
   assert.equal(pieces.join(''), 'ab', 'the first two bytes of € are not emitted');
   assert.equal(decoder.flush(), REPLACEMENT, 'at the end of generation the broken character is real output');
+});
+
+// The SentencePiece-style tokenizer of a real trained Llama (../shared/models/llm/stories260K):
+// `▁` for spaces, a decoder that strips the leading one, byte fallback for what its 512-token
+// vocabulary lacks.
+const sharedLlmDir = fileURLToPath(new URL('../../../../../shared/models/llm/', import.meta.url));
+env.localModelPath = sharedLlmDir;
+const sentencePiece = await AutoTokenizer.from_pretrained('stories260K');
+const decodeSp = (ids: readonly number[]) =>
+  ids.length === 0
+    ? ''
+    : sentencePiece.decode([...ids], { skip_special_tokens: true, clean_up_tokenization_spaces: false });
+
+/** The token ids of `prompt` (with BOS) and of what follows it when the two are encoded as one. */
+function split(prompt: string, rest: string): [number[], number[]] {
+  const promptIds = sentencePiece.encode(prompt);
+  const all = sentencePiece.encode(prompt + rest);
+  assert.deepEqual(all.slice(0, promptIds.length), promptIds);
+  return [promptIds, all.slice(promptIds.length)];
+}
+
+test('byte fallback: characters outside the vocabulary stream whole, never as U+FFFD', () => {
+  const text = 'Lily saw naïve 東京 🙂 ok';
+  const ids = sentencePiece.encode(text, { add_special_tokens: false });
+  assert.ok(
+    ids.some((_, n) => decodeSp(ids.slice(0, n + 1)).endsWith(REPLACEMENT)),
+    'the text is split into byte tokens',
+  );
+  const decoder = new IncrementalDecoder(decodeSp);
+  const pieces = ids.map((id) => decoder.push(id));
+  pieces.push(decoder.flush());
+  for (const piece of pieces) assert.ok(!piece.includes(REPLACEMENT), `broken character in ${piece}`);
+  assert.equal(pieces.join(''), decodeSp(ids));
+  assert.ok(pieces.includes('🙂'), 'the emoji comes out as one piece once its 4 bytes are in');
+});
+
+test('SentencePiece ▁: with prompt context, the first word of the completion keeps its space, once', () => {
+  const [prompt, completion] = split('Once upon a', ' time, there was');
+  // Decoded alone, the completion loses the space its first ▁ stands for.
+  assert.equal(decodeSp(completion), 'time, there was');
+  const decoder = new IncrementalDecoder(decodeSp, prompt.slice(-PROMPT_CONTEXT_TOKENS));
+  const pieces = completion.map((id) => decoder.push(id));
+  pieces.push(decoder.flush());
+  assert.deepEqual(pieces.filter(Boolean), [' time', ',', ' there', ' was']);
+});
+
+test('prompt context ending inside a byte-fallback character emits nothing of the prompt', () => {
+  const [prompt, completion] = split('Lily saw 🙂', ' and 東');
+  // Fewer context tokens than the emoji's bytes: the window starts inside the character.
+  const decoder = new IncrementalDecoder(decodeSp, prompt.slice(-2));
+  const pieces = completion.map((id) => decoder.push(id));
+  pieces.push(decoder.flush());
+  assert.equal(pieces.join(''), ' and 東');
+  for (const piece of pieces) assert.ok(!piece.includes(REPLACEMENT));
 });
