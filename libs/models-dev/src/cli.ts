@@ -2,6 +2,8 @@
 // `models-dev <command> <dir> [--seed N]`: writes a tiny random-weight model folder.
 //   build-llm      a Llama-family decoder (text generation)
 //   build-whisper  a Whisper encoder-decoder (speech recognition)
+//   build-whisper-from-config  random weights for a published Whisper folder already in <dir>
+//                  (its tokenizer and configs as published; only the dimensions made small)
 //   build-diffusion  a Stable-Diffusion-style pipeline (text to image, diffusers ONNX layout)
 //   build-video-diffusion  a Stable-Video-Diffusion-style pipeline (image to video)
 //   build-portrait  a LivePortrait-style ONNX set with an audio-to-motion model
@@ -12,6 +14,7 @@ import { buildTinyLlama } from './llama/build.js';
 import { buildTinyPortrait } from './portrait/build.js';
 import { buildTinyVideoDiffusion } from './video-diffusion/build.js';
 import { buildTinyWhisper } from './whisper/build.js';
+import { buildWhisperFromConfig } from './whisper/from-config.js';
 
 interface Built {
   readonly files: ReadonlyMap<string, Uint8Array>;
@@ -34,6 +37,15 @@ const COMMANDS: Record<string, (dir: string, seed: number) => Promise<Built>> = 
       summary:
         `whisper, ${shape.encoderLayers}+${shape.decoderLayers} layers, d_model ${shape.dModel}, ` +
         `vocab ${shape.vocabSize}`,
+    };
+  },
+  'build-whisper-from-config': async (dir, seed) => {
+    const { shape, files } = await buildWhisperFromConfig(dir, { seed });
+    return {
+      files,
+      summary:
+        `whisper on the published configs in ${dir}, ${shape.encoderLayers}+${shape.decoderLayers} layers, ` +
+        `d_model ${shape.dModel}, ${shape.melBins} mel bins, vocab ${shape.vocabSize}`,
     };
   },
   'build-diffusion': async (dir, seed) => {

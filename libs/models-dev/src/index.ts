@@ -40,6 +40,17 @@ export {
   type TinyWhisperOptions,
 } from './whisper/build.js';
 export {
+  buildWhisperFromConfig,
+  publishedWhisperLayout,
+  readPublishedWhisper,
+  whisperFromConfigFiles,
+  type PublishedWhisperConfigs,
+  type PublishedWhisperLayout,
+  type WhisperFromConfig,
+  type WhisperFromConfigOptions,
+} from './whisper/from-config.js';
+export { setMelBins, slaneyMelFilters, type MelOptions } from './whisper/mel.js';
+export {
   buildTinyDiffusion,
   tinyDiffusionFiles,
   type TinyDiffusion,

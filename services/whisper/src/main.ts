@@ -16,6 +16,11 @@ async function main(): Promise<void> {
     createMetrics: createWhisperMetrics,
     load: (entry) => loadWhisperModel(entry, config.execution),
     dispose: (model) => model.dispose(),
+    details: (model) => ({
+      dtype: model.dtype,
+      multilingual: model.multilingual,
+      languages: [...model.languages].sort(),
+    }),
     services: ({ models, queue, metrics }) => [
       whisperService(
         new TranscriptionService(models, queue, metrics, {

@@ -13,8 +13,7 @@ import { normalWeight } from '../onnx/weights.js';
 import type { Random } from '../random.js';
 import { attentionOutput, keysValues, mlp, norm, residual, type BlockContext } from './blocks.js';
 import { checkShape, type WhisperShape } from './config.js';
-import { structurePrior } from './logits-prior.js';
-import type { WhisperTokenIds } from './tokens.js';
+import { structurePrior, type StructureIds } from './logits-prior.js';
 
 /** Symbolic dims. Transformers.js sizes empty past tensors from these: batch_size → batch, others → 0. */
 export const DECODER_DIMS = {
@@ -31,7 +30,9 @@ export interface DecoderWeights {
   readonly embedTokens: Float32Array;
   /** Added to the logits with the structure prior; see logits-prior.ts for why. */
   readonly finalLogitsBias: Float32Array;
-  readonly ids: WhisperTokenIds;
+  readonly ids: StructureIds;
+  /** Position of the prompt's last token (logits-prior.ts's PROMPT_END unless English-only). */
+  readonly promptEnd?: number;
 }
 
 export function buildDecoderGraph(s: WhisperShape, rng: Random, weights: DecoderWeights): Graph {
@@ -99,7 +100,9 @@ export function buildDecoderGraph(s: WhisperShape, rng: Random, weights: Decoder
 
   const normed = norm(c, 'model.decoder.layer_norm', x);
   const bias = g.initializer('final_logits_bias', floatTensor(weights.finalLogitsBias, [s.vocabSize]));
-  const prior = g.scope('prior', () => structurePrior(g, inputIds, positions, encoderStates, weights.ids));
+  const prior = g.scope('prior', () =>
+    structurePrior(g, inputIds, positions, encoderStates, weights.ids, weights.promptEnd),
+  );
   const logits = op.add(g, op.add(g, op.matmul(g, normed, op.transpose(g, embed, [1, 0])), bias), prior);
   // Outputs in the order of Optimum exports: logits, then per layer decoder.key/value, encoder.key/value.
   g.output(logits, 'logits', DataType.FLOAT, [batch, sequence, s.vocabSize]);

@@ -44,14 +44,23 @@ import type { Random } from '../random.js';
 import { byteToChar } from '../tokenizer/byte-level.js';
 import { TIMESTAMP_COUNT, type WhisperTokenIds } from './tokens.js';
 
+/**
+ * The ids the prior and the output layer depend on: where text ends, where timestamps begin and
+ * the vocabulary size. Any Whisper vocabulary has them (the project's tiny one or a published one).
+ */
+export type StructureIds = Pick<WhisperTokenIds, 'endOfText' | 'timestampBegin' | 'end'>;
+
 /** Timestamp steps (20 ms each) per generated token: time advances 0.6 s per token. */
 export const STEPS_PER_TOKEN = 30;
 /** Tokens a full 30-s window is planned to hold after the prompt; shorter audio plans fewer. */
 export const WINDOW_TOKENS = (TIMESTAMP_COUNT - 1) / STEPS_PER_TOKEN;
 /** A segment is closed at the latest on every this-many-th position (unless a timestamp is there). */
 export const SEGMENT_TOKENS = 12;
-/** Position of the last prompt token in the usual `<|startoftranscript|> <|lang|> <|task|>` prompt. */
-const PROMPT_END = 2;
+/**
+ * Position of the last prompt token in the multilingual `<|startoftranscript|> <|lang|> <|task|>`
+ * prompt; an English-only model's prompt is `<|startoftranscript|>` alone (position 0).
+ */
+export const PROMPT_END = 2;
 /** Log-mass of all timestamps after a text token; raised by SEGMENT_BOOST on segment positions. */
 const SEGMENT_LOG_MASS = 2;
 const SEGMENT_BOOST = 3;
@@ -76,7 +85,7 @@ const NEVER = -30;
  * Tied token embeddings [vocab, dModel]: N(0, 1/dModel) rows, so that a LayerNorm output (norm
  * √dModel) gives text logits ≈ N(0, 1); the rows of `<|endoftext|>` and the timestamps are zero.
  */
-export function tokenEmbeddings(rng: Random, ids: WhisperTokenIds, dModel: number): Float32Array {
+export function tokenEmbeddings(rng: Random, ids: StructureIds, dModel: number): Float32Array {
   const table = rng.normals(ids.end * dModel, 1 / Math.sqrt(dModel));
   table.fill(0, ids.endOfText * dModel, (ids.endOfText + 1) * dModel);
   table.fill(0, ids.timestampBegin * dModel);
@@ -95,7 +104,7 @@ function readable(token: string, charToByte: ReadonlyMap<string, number>): boole
  * The constant part, `final_logits_bias` [vocab]: prompt-only special tokens and text tokens
  * that are not printable ASCII (lone UTF-8 bytes, control characters) are never generated.
  */
-export function finalLogitsBias(textTokens: readonly string[], ids: WhisperTokenIds): Float32Array {
+export function finalLogitsBias(textTokens: readonly string[], ids: StructureIds): Float32Array {
   const charToByte = new Map(byteToChar().map((ch, b) => [ch, b]));
   const bias = new Float32Array(ids.end);
   textTokens.forEach((token, id) => {
@@ -124,17 +133,18 @@ function audioEnd(g: Graph, encoderStates: string): string {
 /**
  * The position-dependent part, [batch, seq, vocab]. `positions` are the tokens' positions
  * (int64 [seq]); `inputIds` [batch, seq] tells which tokens are timestamps; `encoderStates`
- * where the audio ends.
+ * where the audio ends; `promptEnd` the position of the prompt's last token.
  */
 export function structurePrior(
   g: Graph,
   inputIds: string,
   positions: string,
   encoderStates: string,
-  ids: WhisperTokenIds,
+  ids: StructureIds,
+  promptEnd = PROMPT_END,
 ): string {
   const f = (v: number): string => op.scalar(g, v);
-  const fromPromptEnd = op.sub(g, positions, op.ints(g, PROMPT_END)); // int64 [seq]
+  const fromPromptEnd = op.sub(g, positions, op.ints(g, promptEnd)); // int64 [seq]
   const onSegmentEnd = op.equal(g, op.mod(g, fromPromptEnd, op.ints(g, SEGMENT_TOKENS)), op.ints(g, 0));
   const generated = op.unsqueeze(g, op.cast(g, fromPromptEnd, DataType.FLOAT), [0, 2]); // [1, seq, 1]
   const isTimestamp = op.unsqueeze(

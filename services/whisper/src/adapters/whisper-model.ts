@@ -2,7 +2,10 @@
 // decoder_model_merged.onnx) as a SpeechModel. Windowing is ours rather than the ASR pipeline's so
 // that each window gets a fresh timestamp processor, a cancellation check and a bounded number of
 // tokens, and so that windows can come as the audio is decoded; the tokenizer's own ASR decoding
-// stitches the windows' overlaps together.
+// stitches the windows' overlaps together. What the model can do comes from the export's own files
+// (whisper-vocabulary.ts): its languages and prompt from generation_config.json and the tokenizer,
+// English-only models included; its mel bins and filters from preprocessor_config.json; its
+// suppress lists and timestamp ids from generation_config.json (applied by Transformers.js).
 import {
   AutoProcessor,
   AutoTokenizer,
@@ -16,12 +19,16 @@ import {
 import { transformersDeviceOptions, type ExecutionConfig, type ModelEntry } from '@switchboard/models';
 import { SAMPLE_RATE } from '../audio/pcm.js';
 import type { SpeechModel, WindowRequest } from '../recognition/speech-model.js';
+import {
+  melBins,
+  mostLikelyLanguage,
+  whisperVocabulary,
+  type WhisperGenerationFields,
+} from './whisper-vocabulary.js';
 
 /** What this adapter reads of Transformers.js's Whisper generation config. */
-interface WhisperGenerationConfig {
-  decoder_start_token_id: number;
+interface WhisperGenerationConfig extends WhisperGenerationFields {
   eos_token_id: number | number[];
-  lang_to_id?: Record<string, number>;
   max_length?: number;
 }
 
@@ -38,11 +45,11 @@ type AsrTokenizer = PreTrainedTokenizer & {
 };
 type WhisperModel = WhisperForConditionalGeneration & {
   generation_config: WhisperGenerationConfig;
-  config: { max_source_positions: number; max_target_positions?: number };
+  config: { max_source_positions: number; max_target_positions?: number; num_mel_bins?: number };
 };
 
-/** Whisper's decoder prompt: <|startoftranscript|> <|lang|> <|transcribe|>. */
-const PROMPT_TOKENS = 3;
+/** The weights loaded: the fp32 files of the Transformers.js layout (onnx/encoder_model.onnx, …). */
+const DTYPE = 'fp32';
 
 /** Forces <|endoftext|> once the caller has gone, so generation ends at the next step. */
 class StopWhenAborted extends LogitsProcessor {
@@ -72,43 +79,43 @@ export async function loadWhisperModel(entry: ModelEntry, execution: ExecutionCo
   })) as AsrTokenizer;
   const model = (await WhisperForConditionalGeneration.from_pretrained(entry.id, {
     local_files_only: true,
+    dtype: DTYPE,
     ...transformersDeviceOptions(execution),
   })) as WhisperModel;
 
   const generation = model.generation_config;
-  const languageIds = new Map(
-    Object.entries(generation.lang_to_id ?? {}).map(([token, id]) => [
-      token.replace(/^<\|(.+)\|>$/, '$1'),
-      id,
-    ]),
+  const vocabulary = whisperVocabulary(
+    generation,
+    (token) => tokenizer.convert_tokens_to_ids(token) ?? undefined,
+    tokenizer.all_special_tokens,
   );
-  if (languageIds.size === 0) throw new Error('the model is not multilingual (no lang_to_id)');
   const eosTokenId = [generation.eos_token_id].flat()[0]!;
-  const featureConfig = (processor as unknown as { feature_extractor: { config: { chunk_length: number } } })
-    .feature_extractor.config;
+  const featureConfig = (
+    processor as unknown as { feature_extractor: { config: { chunk_length: number; feature_size: unknown } } }
+  ).feature_extractor.config;
+  // The encoder's input width comes from the export's own configs (80 bins, 128 for large-v3).
+  melBins(featureConfig.feature_size, model.config.num_mel_bins);
   const timePrecision = featureConfig.chunk_length / model.config.max_source_positions;
-  const maxNewTokens = (generation.max_length ?? model.config.max_target_positions ?? 448) - PROMPT_TOKENS;
+  const maxLength = generation.max_length ?? model.config.max_target_positions ?? 448;
 
   const features = async (audio: Float32Array): Promise<Tensor> =>
     ((await processor(audio)) as { input_features: Tensor }).input_features;
 
   return {
     id: entry.id,
-    languages: new Set(languageIds.keys()),
+    dtype: DTYPE,
+    multilingual: vocabulary.multilingual,
+    languages: new Set(vocabulary.languages.keys()),
 
     async detectLanguage(samples) {
+      // An English-only model has nothing to choose from.
+      if (!vocabulary.multilingual) return mostLikelyLanguage([], vocabulary.languages);
       const inputFeatures = await features(samples);
       const start = new Tensor('int64', BigInt64Array.of(BigInt(generation.decoder_start_token_id)), [1, 1]);
       const output = (await model({ input_features: inputFeatures, decoder_input_ids: start })) as {
         logits: Tensor;
       };
-      const logits = output.logits.data as Float32Array;
-      let best = 'en';
-      let bestLogit = -Infinity;
-      for (const [code, id] of languageIds) {
-        if (logits[id]! > bestLogit) [best, bestLogit] = [code, logits[id]!];
-      }
-      return best;
+      return mostLikelyLanguage(output.logits.data as Float32Array, vocabulary.languages);
     },
 
     async recognizeWindow({ samples, language, signal }: WindowRequest): Promise<number[]> {
@@ -116,14 +123,16 @@ export async function loadWhisperModel(entry: ModelEntry, execution: ExecutionCo
       const inputFeatures = await features(samples);
       const processors = new LogitsProcessorList();
       processors.push(new StopWhenAborted(signal, eosTokenId));
+      // The prompt from the export's own tokens (lang_to_id, task_to_id): Transformers.js would
+      // build it from its built-in language list, and refuses any for an English-only model.
+      const prompt = vocabulary.prompt(language);
       const sequences = (await model.generate({
         inputs: inputFeatures,
-        language,
-        task: 'transcribe',
+        decoder_input_ids: prompt,
         return_timestamps: true,
         // Also keeps Transformers.js on its plain generate path (its seek loop can stall on a
         // window whose last timestamp is 0.00).
-        max_new_tokens: maxNewTokens,
+        max_new_tokens: maxLength - prompt.length,
         logits_processor: processors,
       } as Parameters<WhisperModel['generate']>[0])) as Tensor;
       signal.throwIfAborted();

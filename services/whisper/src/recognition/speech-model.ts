@@ -26,9 +26,16 @@ export interface Recognition {
 
 export interface SpeechModel {
   readonly id: string;
-  /** ISO 639-1 codes the model can transcribe (its language tokens). */
+  /** The element type of the weights as loaded ("fp32"), for /models. */
+  readonly dtype: string;
+  /** False for an English-only model (no language tokens; it transcribes English). */
+  readonly multilingual: boolean;
+  /** ISO 639-1 codes the model can transcribe: its language tokens, or `en` alone if English-only. */
   readonly languages: ReadonlySet<string>;
-  /** The most probable language of one window of audio, the way Whisper detects it. */
+  /**
+   * The most probable of the model's own languages for one window of audio, the way Whisper
+   * detects it; `en` without running the model when it is English-only.
+   */
   detectLanguage(samples: Float32Array): Promise<string>;
   /** The tokens of one window, timestamps included. */
   recognizeWindow(request: WindowRequest): Promise<number[]>;

@@ -126,7 +126,13 @@ export class TranscriptionService {
       this.metrics.audioSeconds.inc({ model: id }, duration_s);
       this.metrics.realTimeFactor.observe({ model: id }, duration_s / Math.max(seconds, 1e-6));
       ctx.logger.info(
-        { duration_s, seconds, language, detected: !final.language, chunks: recognition.chunks.length },
+        {
+          duration_s,
+          seconds,
+          language,
+          detected: !final.language && model.multilingual,
+          chunks: recognition.chunks.length,
+        },
         'transcribed',
       );
     }
