@@ -19,6 +19,11 @@ async function main(): Promise<void> {
     createMetrics: createDiffusionMetrics,
     load: (entry) => loadOnnxPipeline(entry, config.execution),
     dispose: (model) => model.dispose(),
+    details: (model) => ({
+      dtype: model.dtype,
+      nativeWidth: model.nativeWidth,
+      nativeHeight: model.nativeHeight,
+    }),
     services: ({ models, queue, metrics, logger }) => {
       const unknown = unknownBudgetModels(
         config.maxPixels,

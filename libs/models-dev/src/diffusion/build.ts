@@ -2,6 +2,7 @@
 // layout the diffusion worker loads: model_index.json, scheduler/scheduler_config.json,
 // tokenizer/ (CLIPTokenizer files), text_encoder/, unet/ and vae_decoder/ (model.onnx and
 // config.json each). A few hundred kilobytes; the same options give the same bytes.
+import { serializeFloat16Model } from '../onnx/float16.js';
 import { serializeModel } from '../onnx/serialize.js';
 import { Random } from '../random.js';
 import { writeModelFolder } from '../write.js';
@@ -23,6 +24,16 @@ export interface TinyDiffusionOptions {
   readonly seed?: number;
   /** Which scheduler_config.json to write (default Euler discrete). */
   readonly scheduler?: SchedulerKind;
+  /**
+   * Rows of the text encoder's token embedding (default: the tiny tokenizer's vocabulary). 49408
+   * lets the graphs run under a published CLIP tokenizer (ids up to 49407).
+   */
+  readonly vocabSize?: number;
+  /**
+   * "fp16": graphs shaped like a diffusers fp16 export: float16 weights, float16 latents, hidden
+   * states, images and UNet timestep at the edges (computing in float32 inside).
+   */
+  readonly dtype?: 'fp32' | 'fp16';
 }
 
 export interface TinyDiffusion {
@@ -42,7 +53,7 @@ export function tinyDiffusionFiles(options: TinyDiffusionOptions = {}): TinyDiff
   const scheduler = options.scheduler ?? 'euler';
   const tokenizer = buildClipTokenizer({ modelMaxLength: 77 });
   const shape: DiffusionShape = {
-    vocabSize: tokenizer.vocabSize,
+    vocabSize: options.vocabSize ?? tokenizer.vocabSize,
     maxPositions: 77,
     textHidden: 32,
     textLayers: 2,
@@ -61,13 +72,19 @@ export function tinyDiffusionFiles(options: TinyDiffusionOptions = {}): TinyDiff
   const { ids } = tokenizer;
   // One stream per graph, each from its own derived seed, so that changing how one component
   // is built leaves the others' weights as they were.
-  const model = (graph: Parameters<typeof serializeModel>[0], what: string): Uint8Array =>
-    serializeModel(graph, {
-      docString: `Tiny random-weight ${what} for development and tests.`,
+  const fp16 = options.dtype === 'fp16';
+  const model = (graph: Parameters<typeof serializeModel>[0], what: string, halfInputs: string[] = []) => {
+    const modelOptions = {
+      docString: `Tiny random-weight ${what} for development and tests${fp16 ? ' (fp16)' : ''}.`,
       metadata: { seed: String(seed) },
-    });
+    };
+    return fp16
+      ? serializeFloat16Model(graph, modelOptions, halfInputs)
+      : serializeModel(graph, modelOptions);
+  };
   const textEncoder = model(buildTextEncoderGraph(shape, new Random(seed)), 'CLIP text encoder');
-  const unet = model(buildUnetGraph(shape, new Random(seed ^ 0x0e7)), 'conditional UNet');
+  // diffusers' fp16 ONNX exports take the UNet timestep as float16 too.
+  const unet = model(buildUnetGraph(shape, new Random(seed ^ 0x0e7)), 'conditional UNet', ['timestep']);
   const vae = model(buildVaeDecoderGraph(shape, new Random(seed ^ 0xae)), 'VAE decoder');
 
   const files = new Map<string, Uint8Array>([

@@ -2,7 +2,7 @@
 // SD 1.5, SD 2.1, SDXL and SDXL-Turbo), and the fallbacks for exports without them.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { nativePixels } from './native-size.js';
+import { nativePixels, nativeSize } from './native-size.js';
 
 const sd15Vae = { block_out_channels: [128, 256, 512, 512], sample_size: 512 };
 
@@ -16,6 +16,9 @@ test("the UNet's sample_size in latent cells times the VAE scale factor, per sid
 });
 
 test('sample_size given as [height, width]', () => {
+  assert.deepEqual(nativeSize({ sample_size: [96, 64] }, {}, 8), { width: 512, height: 768 });
+  assert.deepEqual(nativeSize({}, { sample_size: [768, 512] }, 8), { width: 512, height: 768 });
+  assert.deepEqual(nativeSize({}, {}, 8), { width: 512, height: 512 });
   assert.equal(nativePixels({ sample_size: [96, 64] }, {}, 8), 768 * 512);
   assert.equal(nativePixels({}, { sample_size: [768, 512] }, 8), 768 * 512);
 });

@@ -1,6 +1,7 @@
 // The adapter on real ONNX Runtime sessions over the tiny pipelines models-dev builds, with the
-// Euler and the DDIM scheduler configs: the scheduler comes from scheduler_config.json, the input
-// types from the sessions, and the loop produces an image of the requested size.
+// Euler and the DDIM scheduler configs, and the same weights as an fp16 export: the scheduler
+// comes from scheduler_config.json, the input types from the sessions, and the loop produces an
+// image of the requested size.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import { loadOnnxPipeline } from './onnx-pipeline.js';
 
 let root: string;
 const models = new Map<string, DiffusionModel>();
+let fp16: DiffusionModel;
 
 before(async () => {
   root = await mkdtemp(join(tmpdir(), 'switchboard-diffusion-'));
@@ -26,9 +28,16 @@ before(async () => {
       await loadOnnxPipeline({ id: scheduler, dir, description: '' }, { providers: ['cpu'], deviceId: 0 }),
     );
   }
+  const fp16Dir = join(root, 'diffusion', 'fp16');
+  await buildTinyDiffusion(fp16Dir, { seed: 3, dtype: 'fp16' });
+  fp16 = await loadOnnxPipeline(
+    { id: 'fp16', dir: fp16Dir, description: '' },
+    { providers: ['cpu'], deviceId: 0 },
+  );
 });
 after(async () => {
   for (const model of models.values()) await model.dispose();
+  await fp16?.dispose();
   await rm(root, { recursive: true, force: true });
 });
 
@@ -68,4 +77,20 @@ test('both schedulers produce an image of the requested size, and differ from ea
     images.push(image.data);
   }
   assert.notDeepEqual(images[0], images[1]);
+});
+
+test('an fp16 export runs: float16 at the edges, dtype fp16, the image close to the fp32 one', async () => {
+  assert.equal(models.get('euler')!.dtype, 'fp32');
+  assert.equal(fp16.dtype, 'fp16');
+  assert.deepEqual([fp16.nativeWidth, fp16.nativeHeight], [512, 512]);
+  const [full, half] = await Promise.all(
+    [models.get('euler')!, fp16].map((model) => denoise(model, request, new AbortController().signal)),
+  );
+  assert.deepEqual(half!.dims, [1, 3, 96, 64]);
+  assert.ok(half!.data.every(Number.isFinite));
+  let difference = 0;
+  half!.data.forEach((v, i) => (difference += Math.abs(v - full!.data[i]!)));
+  difference /= half!.data.length;
+  // Same weights rounded to half precision: close, but not the same numbers.
+  assert.ok(difference > 0 && difference < 0.02, `mean |fp16 − fp32| = ${difference}`);
 });

@@ -1,16 +1,30 @@
-// A diffusers ONNX pipeline folder (model_index.json, tokenizer/, text_encoder/model.onnx,
-// unet/model.onnx, vae_decoder/model.onnx, scheduler/scheduler_config.json) as a DiffusionModel,
-// run on ONNX Runtime directly. Input types are read from each session, so exports that take
-// int32 or int64 token ids, or a float or int64 timestep, all load.
+// A diffusers ONNX pipeline folder as a DiffusionModel, run on ONNX Runtime directly. The layout
+// is the one diffusers' OnnxStableDiffusionPipeline exports (and Optimum writes):
+//
+//   model_index.json                 components; must name tokenizer, text_encoder, unet,
+//                                    vae_decoder and scheduler
+//   scheduler/scheduler_config.json  any class of scheduling/noise-schedule.ts SCHEDULER_CLASSES
+//   tokenizer/                       tokenizer.json (Transformers.js), or CLIP's vocab.json +
+//                                    merges.txt as diffusers ships them (tokenizer/clip-bpe.ts)
+//   text_encoder/, unet/, vae_decoder/  model.onnx each (config.json optional)
+//
+// Input types are read from each session: token ids int32 or int64; a timestep int64, float32 or
+// float16; latents and hidden states float32 or float16. An fp16 export runs as it is: the loop
+// stays in float32 and tensors are converted to and from float16 at each session's edges.
+// Components the text-to-image loop does not use are ignored even when model_index.json names
+// them: safety_checker (no safety checking is done), feature_extractor (its input) and
+// vae_encoder (image-to-image); their folders may be present or absent.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AutoTokenizer, type PreTrainedTokenizer } from '@huggingface/transformers';
+import { AutoTokenizer } from '@huggingface/transformers';
 import { InferenceSession, Tensor } from 'onnxruntime-node';
 import { transformersDeviceOptions, type ExecutionConfig, type ModelEntry } from '@switchboard/models';
 import type { DiffusionModel, FloatTensor } from '../generation/diffusion-model.js';
 import { parseSchedulerConfig } from '../scheduling/noise-schedule.js';
-import { nativePixels } from './native-size.js';
+import { ClipBpeTokenizer } from '../tokenizer/clip-bpe.js';
+import { fromFloat16, toFloat16 } from './float16.js';
+import { nativeSize } from './native-size.js';
 
 const readJson = async (path: string) => JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
 
@@ -21,19 +35,24 @@ function inputInfo(session: InferenceSession, name: string): { type: string; ran
   return { type: meta.type, rank: meta.shape.length };
 }
 
-function requireFloat32(session: InferenceSession, part: string, ...inputs: string[]): void {
-  for (const input of inputs) {
-    const { type } = inputInfo(session, input);
-    if (type !== 'float32') {
-      throw new Error(`${part}: input "${input}" is ${type}; only float32 exports are supported`);
-    }
+type FloatType = 'float32' | 'float16';
+
+function floatType(session: InferenceSession, part: string, input: string): FloatType {
+  const { type } = inputInfo(session, input);
+  if (type !== 'float32' && type !== 'float16') {
+    throw new Error(`${part}: input "${input}" is ${type}; only float32 and float16 exports are supported`);
   }
+  return type;
 }
 
+/** A float32 array as the session's input type. */
+const floatTensor = (type: FloatType, data: Float32Array, dims: readonly number[]): Tensor =>
+  type === 'float16' ? new Tensor('float16', toFloat16(data), dims) : new Tensor('float32', data, dims);
+
 /** Integer ids in the element type the text encoder declares. */
-function idTensor(type: string, ids: readonly bigint[], dims: readonly number[]): Tensor {
-  if (type === 'int64') return new Tensor('int64', BigInt64Array.from(ids), dims);
-  if (type === 'int32') return new Tensor('int32', Int32Array.from(ids, Number), dims);
+function idTensor(type: string, ids: readonly number[], dims: readonly number[]): Tensor {
+  if (type === 'int64') return new Tensor('int64', BigInt64Array.from(ids, BigInt), dims);
+  if (type === 'int32') return new Tensor('int32', Int32Array.from(ids), dims);
   throw new Error(`text_encoder: input_ids of type ${type} is not supported`);
 }
 
@@ -42,13 +61,50 @@ function timestepTensor(type: string, rank: number, timestep: number): Tensor {
   // An integer timestep input truncates, as diffusers' ONNX pipeline does (numpy astype).
   if (type === 'int64') return new Tensor('int64', BigInt64Array.of(BigInt(Math.trunc(timestep))), dims);
   if (type === 'float32') return new Tensor('float32', Float32Array.of(timestep), dims);
+  if (type === 'float16') return new Tensor('float16', toFloat16([timestep]), dims);
   throw new Error(`unet: timestep of type ${type} is not supported`);
 }
 
+/** An output as float32, converted from float16 when the export computes in half precision. */
 function floatOutput(outputs: InferenceSession.ReturnType, name: string): FloatTensor {
   const tensor = outputs[name];
-  if (!tensor || tensor.type !== 'float32') throw new Error(`missing float32 output "${name}"`);
-  return { data: tensor.data as Float32Array, dims: tensor.dims };
+  if (tensor?.type === 'float32') return { data: tensor.data as Float32Array, dims: tensor.dims };
+  if (tensor?.type === 'float16') return { data: fromFloat16(tensor.data as Uint16Array), dims: tensor.dims };
+  throw new Error(`missing float32 or float16 output "${name}"`);
+}
+
+/** Prompts → rows of token ids, each as long as the text encoder expects. */
+type PromptTokenizer = (prompts: readonly string[]) => { ids: number[]; dims: [number, number] };
+
+/**
+ * tokenizer/tokenizer.json when the export has one (Transformers.js reads it); otherwise CLIP's
+ * vocab.json + merges.txt, as diffusers ships the CLIPTokenizer of every Stable Diffusion export.
+ */
+async function loadTokenizer(entry: ModelEntry): Promise<PromptTokenizer> {
+  const dir = join(entry.dir, 'tokenizer');
+  if (existsSync(join(dir, 'tokenizer.json'))) {
+    // Ids are folder names under Transformers.js's localModelPath (set by useLocalModels).
+    const tokenizer = await AutoTokenizer.from_pretrained(`${entry.id}/tokenizer`, {
+      local_files_only: true,
+    });
+    const maxLength = Math.min(Number(tokenizer.model_max_length) || 77, 77);
+    return (prompts) => {
+      const { input_ids } = tokenizer([...prompts], {
+        padding: 'max_length',
+        truncation: true,
+        max_length: maxLength,
+      });
+      return { ids: Array.from(input_ids.data as BigInt64Array, Number), dims: [prompts.length, maxLength] };
+    };
+  }
+  if (existsSync(join(dir, 'vocab.json')) && existsSync(join(dir, 'merges.txt'))) {
+    const clip = await ClipBpeTokenizer.fromFolder(dir);
+    return (prompts) => ({
+      ids: clip.encode(prompts).flat(),
+      dims: [prompts.length, clip.options.maxLength],
+    });
+  }
+  throw new Error('tokenizer/ has neither tokenizer.json nor vocab.json + merges.txt');
 }
 
 export async function loadOnnxPipeline(
@@ -71,7 +127,9 @@ export async function loadOnnxPipeline(
   const latentChannels = typeof vaeConfig['latent_channels'] === 'number' ? vaeConfig['latent_channels'] : 4;
   const blocks = Array.isArray(vaeConfig['block_out_channels']) ? vaeConfig['block_out_channels'].length : 4;
   const vaeScaleFactor = 2 ** (blocks - 1);
+  const native = nativeSize(unetConfig, vaeConfig, vaeScaleFactor);
 
+  const tokenize = await loadTokenizer(entry);
   const { session_options } = transformersDeviceOptions(execution);
   const open = (part: string) =>
     InferenceSession.create(join(entry.dir, part, 'model.onnx'), session_options);
@@ -80,47 +138,42 @@ export async function loadOnnxPipeline(
     open('unet'),
     open('vae_decoder'),
   ]);
-  // Ids are folder names under Transformers.js's localModelPath (set by useLocalModels).
-  const tokenizer: PreTrainedTokenizer = await AutoTokenizer.from_pretrained(`${entry.id}/tokenizer`, {
-    local_files_only: true,
-  });
 
-  requireFloat32(unet, 'unet', 'sample', 'encoder_hidden_states');
-  requireFloat32(vaeDecoder, 'vae_decoder', 'latent_sample');
+  const sampleType = floatType(unet, 'unet', 'sample');
+  const contextType = floatType(unet, 'unet', 'encoder_hidden_states');
+  const latentType = floatType(vaeDecoder, 'vae_decoder', 'latent_sample');
   const idsType = inputInfo(textEncoder, 'input_ids').type;
   const timestep = inputInfo(unet, 'timestep');
-  const maxLength = Math.min(Number(tokenizer.model_max_length) || 77, 77);
 
   return {
     id: entry.id,
     latentChannels,
     vaeScaleFactor,
-    nativePixels: nativePixels(unetConfig, vaeConfig, vaeScaleFactor),
+    nativePixels: native.width * native.height,
+    nativeWidth: native.width,
+    nativeHeight: native.height,
+    // The UNet holds nearly all the weights; its input type is the export's precision.
+    dtype: sampleType === 'float16' ? 'fp16' : 'fp32',
     scheduler,
 
     async encodePrompts(prompts) {
-      const { input_ids } = tokenizer([...prompts], {
-        padding: 'max_length',
-        truncation: true,
-        max_length: maxLength,
-      });
-      const ids = idTensor(idsType, Array.from(input_ids.data as BigInt64Array), input_ids.dims);
-      const outputs = await textEncoder.run({ input_ids: ids });
+      const { ids, dims } = tokenize(prompts);
+      const outputs = await textEncoder.run({ input_ids: idTensor(idsType, ids, dims) });
       return floatOutput(outputs, textEncoder.outputNames[0]!);
     },
 
     async predictNoise(latents, t, hiddenStates) {
       const outputs = await unet.run({
-        sample: new Tensor('float32', latents.data, latents.dims),
+        sample: floatTensor(sampleType, latents.data, latents.dims),
         timestep: timestepTensor(timestep.type, timestep.rank, t),
-        encoder_hidden_states: new Tensor('float32', hiddenStates.data, hiddenStates.dims),
+        encoder_hidden_states: floatTensor(contextType, hiddenStates.data, hiddenStates.dims),
       });
       return floatOutput(outputs, unet.outputNames[0]!).data;
     },
 
     async decodeLatents(latents) {
       const scaled = latents.data.map((x) => x / scalingFactor);
-      const outputs = await vaeDecoder.run({ latent_sample: new Tensor('float32', scaled, latents.dims) });
+      const outputs = await vaeDecoder.run({ latent_sample: floatTensor(latentType, scaled, latents.dims) });
       return floatOutput(outputs, vaeDecoder.outputNames[0]!);
     },
 

@@ -16,6 +16,9 @@ function arithmeticModel(
     latentChannels: 4,
     vaeScaleFactor: 8,
     nativePixels: 64 * 64,
+    nativeWidth: 64,
+    nativeHeight: 64,
+    dtype: 'fp32',
     scheduler: parseSchedulerConfig({ _class_name: 'DDIMScheduler', num_train_timesteps: 100 }),
     encodePrompts: async (prompts) => ({
       data: new Float32Array(prompts.length * 2),

@@ -25,6 +25,7 @@ export function initialLatents(
   model: DiffusionModel,
   request: ImageRequest,
   initNoiseSigma: number,
+  random = new SeededRandom(request.seed),
 ): FloatTensor {
   const dims = [
     1,
@@ -32,7 +33,7 @@ export function initialLatents(
     request.height / model.vaeScaleFactor,
     request.width / model.vaeScaleFactor,
   ];
-  const noise = new SeededRandom(request.seed).normals(dims.reduce((a, b) => a * b, 1));
+  const noise = random.normals(dims.reduce((a, b) => a * b, 1));
   if (initNoiseSigma !== 1) for (let i = 0; i < noise.length; i++) noise[i]! *= initNoiseSigma;
   return { data: noise, dims };
 }
@@ -44,8 +45,10 @@ export async function denoise(
   signal: AbortSignal,
   observer: LoopObserver = {},
 ): Promise<FloatTensor> {
-  const scheduler = createScheduler(model.scheduler, request.steps);
-  let latents = initialLatents(model, request, scheduler.initNoiseSigma);
+  // One stream per request: the initial latents first, then any noise an ancestral scheduler adds.
+  const random = new SeededRandom(request.seed);
+  const scheduler = createScheduler(model.scheduler, request.steps, (count) => random.normals(count));
+  let latents = initialLatents(model, request, scheduler.initNoiseSigma, random);
   // As in diffusers, guidance ≤ 1 means no unconditional pass at all.
   const guided = request.guidanceScale > 1;
   signal.throwIfAborted();

@@ -16,6 +16,11 @@ export interface DiffusionModel {
   readonly vaeScaleFactor: number;
   /** Width × height the pipeline was trained at (512×512 for SD 1.5); the pixel budget scales it. */
   readonly nativePixels: number;
+  /** The same native size per side, for /models. */
+  readonly nativeWidth: number;
+  readonly nativeHeight: number;
+  /** Element type of the weights as loaded ("fp32", "fp16"), for /models. */
+  readonly dtype: string;
   readonly scheduler: SchedulerConfig;
   /** Text encoder hidden states for each prompt, batched in the order given. */
   encodePrompts(prompts: readonly string[]): Promise<FloatTensor>;

@@ -1,47 +1,122 @@
 // The training noise schedule every diffusers scheduler starts from (scheduler_config.json):
-// betas over num_train_timesteps, and the cumulative products of (1 − beta) the step formulas use.
+// betas over num_train_timesteps, the cumulative products of (1 − beta) the step formulas use, and
+// how an inference run spaces its timesteps. Each scheduler class gets diffusers' own defaults for
+// the keys a config leaves out; a class or setting this worker cannot run faithfully is refused at
+// load, with the key and value named.
+
+/** The scheduler classes this worker runs (scheduling/scheduler.ts), as scheduler_config.json names them. */
+export const SCHEDULER_CLASSES = [
+  'PNDMScheduler',
+  'DDIMScheduler',
+  'EulerDiscreteScheduler',
+  'EulerAncestralDiscreteScheduler',
+  'LMSDiscreteScheduler',
+  'DPMSolverMultistepScheduler',
+] as const;
+export type SchedulerClass = (typeof SCHEDULER_CLASSES)[number];
 
 export type BetaSchedule = 'linear' | 'scaled_linear';
 export type TimestepSpacing = 'linspace' | 'leading' | 'trailing';
 export type PredictionType = 'epsilon' | 'v_prediction';
 
-/** The scheduler_config.json fields this worker honours, with diffusers' defaults applied. */
+/** The scheduler_config.json fields this worker honours, with the class's diffusers defaults applied. */
 export interface SchedulerConfig {
-  readonly className: 'EulerDiscreteScheduler' | 'DDIMScheduler';
+  readonly className: SchedulerClass;
   readonly trainTimesteps: number;
   readonly betaStart: number;
   readonly betaEnd: number;
   readonly betaSchedule: BetaSchedule;
+  /** `trained_betas`: explicit betas, which then replace beta_start/end/schedule. */
+  readonly trainedBetas?: readonly number[];
   readonly predictionType: PredictionType;
   readonly timestepSpacing: TimestepSpacing;
   readonly stepsOffset: number;
-  /** DDIM: the "previous" alpha of the last step is 1 (true) or alphas_cumprod[0]. */
+  /** DDIM, PNDM: the "previous" alpha of the last step is 1 (true) or alphas_cumprod[0]. */
   readonly setAlphaToOne: boolean;
+  /** DDIM: clamp the predicted clean sample to ±clipSampleRange. */
+  readonly clipSample: boolean;
+  readonly clipSampleRange: number;
+  /** PNDM: plain linear multistep (PLMS) from the start instead of four Runge–Kutta warm-up steps. */
+  readonly skipPrkSteps: boolean;
+  /**
+   * DPM-Solver++: multistep order (1 or 2) and the second-order variant. With final_sigmas_type
+   * "zero" (the only one supported) the last step is first order whatever lower_order_final says.
+   */
+  readonly solverOrder: number;
+  readonly solverType: 'midpoint' | 'heun';
 }
 
-/** alphas_cumprod[t] = Π_{s ≤ t} (1 − beta_s). */
-export function alphasCumprod(config: SchedulerConfig): Float64Array {
+/** diffusers' defaults per class, for the keys whose default differs between classes. */
+const CLASS_DEFAULTS: Record<
+  SchedulerClass,
+  { timestepSpacing: TimestepSpacing; setAlphaToOne: boolean; clipSample: boolean; skipPrkSteps: boolean }
+> = {
+  PNDMScheduler: { timestepSpacing: 'leading', setAlphaToOne: false, clipSample: false, skipPrkSteps: false },
+  DDIMScheduler: { timestepSpacing: 'leading', setAlphaToOne: true, clipSample: true, skipPrkSteps: false },
+  EulerDiscreteScheduler: {
+    timestepSpacing: 'linspace',
+    setAlphaToOne: false,
+    clipSample: false,
+    skipPrkSteps: false,
+  },
+  EulerAncestralDiscreteScheduler: {
+    timestepSpacing: 'linspace',
+    setAlphaToOne: false,
+    clipSample: false,
+    skipPrkSteps: false,
+  },
+  LMSDiscreteScheduler: {
+    timestepSpacing: 'linspace',
+    setAlphaToOne: false,
+    clipSample: false,
+    skipPrkSteps: false,
+  },
+  DPMSolverMultistepScheduler: {
+    timestepSpacing: 'linspace',
+    setAlphaToOne: false,
+    clipSample: false,
+    skipPrkSteps: false,
+  },
+};
+
+/** betas[t] for t in 0..n−1 (float64; diffusers keeps them in float32, a difference below 1e-7). */
+export function betas(config: SchedulerConfig): Float64Array {
+  if (config.trainedBetas) return Float64Array.from(config.trainedBetas);
   const n = config.trainTimesteps;
   const result = new Float64Array(n);
-  let product = 1;
   for (let t = 0; t < n; t++) {
     const fraction = n === 1 ? 0 : t / (n - 1);
-    const beta =
+    result[t] =
       config.betaSchedule === 'scaled_linear'
         ? (Math.sqrt(config.betaStart) +
             fraction * (Math.sqrt(config.betaEnd) - Math.sqrt(config.betaStart))) **
           2
         : config.betaStart + fraction * (config.betaEnd - config.betaStart);
-    product *= 1 - beta;
+  }
+  return result;
+}
+
+/** alphas_cumprod[t] = Π_{s ≤ t} (1 − beta_s). */
+export function alphasCumprod(config: SchedulerConfig): Float64Array {
+  const b = betas(config);
+  const result = new Float64Array(b.length);
+  let product = 1;
+  for (let t = 0; t < b.length; t++) {
+    product *= 1 - b[t]!;
     result[t] = product;
   }
   return result;
 }
 
+/** The training sigmas of the Karras/Euler view: σ_t = √((1 − ᾱ_t) / ᾱ_t). */
+export function trainingSigmas(config: SchedulerConfig): Float64Array {
+  return alphasCumprod(config).map((a) => Math.sqrt((1 - a) / a));
+}
+
 /**
  * The training timesteps an inference run of `steps` steps visits, from noisiest to cleanest, as
- * diffusers spaces them. `linspace` gives fractional timesteps (Euler interpolates its sigmas);
- * the others give integers.
+ * the sigma-based schedulers (Euler, Euler ancestral, LMS) space them: `linspace` gives fractional
+ * timesteps (their sigmas are interpolated); the others give integers.
  */
 export function spacedTimesteps(config: SchedulerConfig, steps: number): number[] {
   const n = config.trainTimesteps;
@@ -52,7 +127,7 @@ export function spacedTimesteps(config: SchedulerConfig, steps: number): number[
       ).reverse();
     case 'leading': {
       const ratio = Math.floor(n / steps);
-      return Array.from({ length: steps }, (_, i) => Math.round(i * ratio) + config.stepsOffset).reverse();
+      return Array.from({ length: steps }, (_, i) => i * ratio + config.stepsOffset).reverse();
     }
     case 'trailing': {
       const ratio = n / steps;
@@ -61,29 +136,85 @@ export function spacedTimesteps(config: SchedulerConfig, steps: number): number[
   }
 }
 
+/**
+ * The same spacings for the schedulers that index alphas_cumprod directly (DDIM, PNDM), which
+ * round `linspace` to whole timesteps. Noisiest first.
+ */
+export function integerTimesteps(config: SchedulerConfig, steps: number): number[] {
+  const spaced = spacedTimesteps(config, steps);
+  return config.timestepSpacing === 'linspace' ? spaced.map(roundHalfEven) : spaced;
+}
+
+/** numpy's round: halves go to the even neighbour. */
+export function roundHalfEven(x: number): number {
+  const floor = Math.floor(x);
+  const diff = x - floor;
+  if (diff > 0.5) return floor + 1;
+  if (diff < 0.5) return floor;
+  return floor % 2 === 0 ? floor : floor + 1;
+}
+
 const oneOf = <T extends string>(value: unknown, allowed: readonly T[], fallback: T, name: string): T => {
   if (value === undefined || value === null) return fallback;
   if (typeof value === 'string' && (allowed as readonly string[]).includes(value)) return value as T;
   throw new Error(
-    `scheduler_config.json: ${name} ${JSON.stringify(value)} is not supported (${allowed.join(', ')})`,
+    `scheduler_config.json: ${name} ${JSON.stringify(value)} is not supported (supported: ${allowed.join(', ')})`,
   );
 };
 const numberOr = (value: unknown, fallback: number): number => (typeof value === 'number' ? value : fallback);
+const booleanOr = (value: unknown, fallback: boolean): boolean =>
+  typeof value === 'boolean' ? value : fallback;
+
+/** Settings whose non-default values change the math in ways this worker does not implement. */
+const REFUSED_WHEN_SET: readonly (readonly [key: string, allowed: unknown])[] = [
+  ['use_karras_sigmas', false],
+  ['use_exponential_sigmas', false],
+  ['use_beta_sigmas', false],
+  ['use_lu_lambdas', false],
+  ['use_flow_sigmas', false],
+  ['thresholding', false],
+  ['rescale_betas_zero_snr', false],
+  ['use_dynamic_shifting', false],
+  ['timestep_type', 'discrete'],
+  ['interpolation_type', 'linear'],
+  ['final_sigmas_type', 'zero'],
+  ['algorithm_type', 'dpmsolver++'],
+  ['variance_type', null],
+  ['sigma_min', null],
+  ['sigma_max', null],
+];
 
 /** Reads a diffusers scheduler_config.json; refuses what this worker cannot run faithfully. */
 export function parseSchedulerConfig(json: Record<string, unknown>): SchedulerConfig {
-  const className = oneOf(
-    json['_class_name'],
-    ['EulerDiscreteScheduler', 'DDIMScheduler'] as const,
-    'EulerDiscreteScheduler',
-    '_class_name',
-  );
-  if (json['use_karras_sigmas'] === true)
-    throw new Error('scheduler_config.json: use_karras_sigmas is not supported');
-  if (json['clip_sample'] === true) throw new Error('scheduler_config.json: clip_sample is not supported');
+  const className = oneOf(json['_class_name'], SCHEDULER_CLASSES, 'EulerDiscreteScheduler', '_class_name');
+  for (const [key, allowed] of REFUSED_WHEN_SET) {
+    const value = json[key];
+    if (value === undefined || value === allowed) continue;
+    throw new Error(
+      `scheduler_config.json: ${key} ${JSON.stringify(value)} is not supported for ${className} (only ${JSON.stringify(allowed)})`,
+    );
+  }
+  const defaults = CLASS_DEFAULTS[className];
+  const trainTimesteps = numberOr(json['num_train_timesteps'], 1000);
+  const trained = json['trained_betas'];
+  let trainedBetas: number[] | undefined;
+  if (trained !== undefined && trained !== null) {
+    if (
+      !Array.isArray(trained) ||
+      trained.length !== trainTimesteps ||
+      !trained.every((b) => typeof b === 'number' && b >= 0 && b < 1)
+    ) {
+      throw new Error('scheduler_config.json: trained_betas must be num_train_timesteps numbers in [0, 1)');
+    }
+    trainedBetas = trained as number[];
+  }
+  const solverOrder = numberOr(json['solver_order'], 2);
+  if (className === 'DPMSolverMultistepScheduler' && solverOrder !== 1 && solverOrder !== 2) {
+    throw new Error(`scheduler_config.json: solver_order ${solverOrder} is not supported (supported: 1, 2)`);
+  }
   return {
     className,
-    trainTimesteps: numberOr(json['num_train_timesteps'], 1000),
+    trainTimesteps,
     betaStart: numberOr(json['beta_start'], 0.0001),
     betaEnd: numberOr(json['beta_end'], 0.02),
     betaSchedule: oneOf(
@@ -92,6 +223,7 @@ export function parseSchedulerConfig(json: Record<string, unknown>): SchedulerCo
       'linear',
       'beta_schedule',
     ),
+    ...(trainedBetas ? { trainedBetas } : {}),
     predictionType: oneOf(
       json['prediction_type'],
       ['epsilon', 'v_prediction'] as const,
@@ -101,10 +233,15 @@ export function parseSchedulerConfig(json: Record<string, unknown>): SchedulerCo
     timestepSpacing: oneOf(
       json['timestep_spacing'],
       ['linspace', 'leading', 'trailing'] as const,
-      className === 'DDIMScheduler' ? 'leading' : 'linspace',
+      defaults.timestepSpacing,
       'timestep_spacing',
     ),
     stepsOffset: numberOr(json['steps_offset'], 0),
-    setAlphaToOne: json['set_alpha_to_one'] !== false,
+    setAlphaToOne: booleanOr(json['set_alpha_to_one'], defaults.setAlphaToOne),
+    clipSample: booleanOr(json['clip_sample'], defaults.clipSample),
+    clipSampleRange: numberOr(json['clip_sample_range'], 1),
+    skipPrkSteps: booleanOr(json['skip_prk_steps'], defaults.skipPrkSteps),
+    solverOrder,
+    solverType: oneOf(json['solver_type'], ['midpoint', 'heun'] as const, 'midpoint', 'solver_type'),
   };
 }

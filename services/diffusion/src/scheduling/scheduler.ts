@@ -1,10 +1,22 @@
 // One inference run's scheduler: which timesteps the UNet sees, how its input is scaled, and how a
-// predicted noise moves the latents one step. Euler discrete and DDIM, as diffusers defines them,
-// chosen by scheduler_config.json's _class_name.
-import { alphasCumprod, spacedTimesteps, type SchedulerConfig } from './noise-schedule.js';
+// prediction moves the latents one step. The classes a diffusers scheduler_config.json names, with
+// the formulas of diffusers' own implementations (schedulers/scheduling_*.py):
+//
+//   PNDMScheduler                    alpha-schedulers.ts (PLMS, with or without the PRK warm-up)
+//   DDIMScheduler                    alpha-schedulers.ts (η = 0)
+//   EulerDiscreteScheduler           sigma-schedulers.ts
+//   EulerAncestralDiscreteScheduler  sigma-schedulers.ts (draws noise every step)
+//   LMSDiscreteScheduler             sigma-schedulers.ts (order 4)
+//   DPMSolverMultistepScheduler      dpm-solver.ts (DPM-Solver++, order 1 or 2)
+//
+// Schedulers with memory (PNDM, LMS, DPM-Solver) must be stepped once per index, in order.
+import { alphaScheduler } from './alpha-schedulers.js';
+import { dpmSolverMultistep } from './dpm-solver.js';
+import type { SchedulerConfig } from './noise-schedule.js';
+import { sigmaScheduler } from './sigma-schedulers.js';
 
 export interface Scheduler {
-  /** Timesteps fed to the UNet, noisiest first; one per step. */
+  /** Timesteps fed to the UNet, noisiest first; one per UNet call (PNDM visits one twice). */
   readonly timesteps: readonly number[];
   /** Standard deviation of the initial latents (unit Gaussian noise is multiplied by it). */
   readonly initNoiseSigma: number;
@@ -14,81 +26,41 @@ export interface Scheduler {
   step(modelOutput: Float32Array, index: number, sample: Float32Array): Float32Array;
 }
 
-export function createScheduler(config: SchedulerConfig, steps: number): Scheduler {
+/** `count` standard normal samples: the noise ancestral schedulers add at each step. */
+export type NoiseSource = (count: number) => Float32Array;
+
+const noNoise: NoiseSource = () => {
+  throw new Error('this scheduler draws noise at each step and was given no noise source');
+};
+
+/**
+ * The scheduler for a run of `steps` inference steps. `noise` feeds the schedulers that add noise
+ * while sampling (Euler ancestral); the others never call it.
+ */
+export function createScheduler(
+  config: SchedulerConfig,
+  steps: number,
+  noise: NoiseSource = noNoise,
+): Scheduler {
   if (!Number.isInteger(steps) || steps < 1 || steps > config.trainTimesteps) {
     throw new Error(`steps must be 1..${config.trainTimesteps}`);
   }
-  return config.className === 'DDIMScheduler' ? ddim(config, steps) : eulerDiscrete(config, steps);
+  switch (config.className) {
+    case 'PNDMScheduler':
+    case 'DDIMScheduler':
+      return alphaScheduler(config, steps);
+    case 'EulerDiscreteScheduler':
+    case 'EulerAncestralDiscreteScheduler':
+    case 'LMSDiscreteScheduler':
+      return sigmaScheduler(config, steps, noise);
+    case 'DPMSolverMultistepScheduler':
+      return dpmSolverMultistep(config, steps);
+  }
 }
 
 /** Linear interpolation of `table` at fractional index `x` (numpy.interp over 0..n−1). */
-function interpolate(table: Float64Array, x: number): number {
+export function interpolate(table: Float64Array, x: number): number {
   const low = Math.max(0, Math.min(table.length - 1, Math.floor(x)));
   const high = Math.min(table.length - 1, low + 1);
   return table[low]! + (x - low) * (table[high]! - table[low]!);
-}
-
-function eulerDiscrete(config: SchedulerConfig, steps: number): Scheduler {
-  const alphas = alphasCumprod(config);
-  const trainSigmas = alphas.map((a) => Math.sqrt((1 - a) / a));
-  const timesteps = spacedTimesteps(config, steps);
-  // sigma per step, then 0: the last step lands on the clean sample.
-  const sigmas = [...timesteps.map((t) => interpolate(trainSigmas, t)), 0];
-  const maxSigma = Math.max(...sigmas);
-  return {
-    timesteps,
-    initNoiseSigma: config.timestepSpacing === 'leading' ? Math.sqrt(maxSigma * maxSigma + 1) : maxSigma,
-    scaleModelInput(sample, index) {
-      const scale = 1 / Math.sqrt(sigmas[index]! ** 2 + 1);
-      return sample.map((x) => x * scale);
-    },
-    step(modelOutput, index, sample) {
-      const sigma = sigmas[index]!;
-      const dt = sigmas[index + 1]! - sigma;
-      const next = new Float32Array(sample.length);
-      for (let i = 0; i < sample.length; i++) {
-        const x = sample[i]!;
-        const predictedOriginal =
-          config.predictionType === 'v_prediction'
-            ? modelOutput[i]! * (-sigma / Math.sqrt(sigma * sigma + 1)) + x / (sigma * sigma + 1)
-            : x - sigma * modelOutput[i]!;
-        // Euler's method on the probability-flow ODE: dx/dsigma = (x − x0) / sigma.
-        next[i] = x + ((x - predictedOriginal) / sigma) * dt;
-      }
-      return next;
-    },
-  };
-}
-
-function ddim(config: SchedulerConfig, steps: number): Scheduler {
-  const alphas = alphasCumprod(config);
-  const finalAlpha = config.setAlphaToOne ? 1 : alphas[0]!;
-  const timesteps = spacedTimesteps(config, steps);
-  const stride = Math.floor(config.trainTimesteps / steps);
-  return {
-    timesteps,
-    initNoiseSigma: 1,
-    scaleModelInput: (sample) => sample,
-    step(modelOutput, index, sample) {
-      const t = timesteps[index]!;
-      const previous = t - stride;
-      const alpha = alphas[t]!;
-      const alphaPrevious = previous >= 0 ? alphas[previous]! : finalAlpha;
-      const sqrtAlpha = Math.sqrt(alpha);
-      const sqrtBeta = Math.sqrt(1 - alpha);
-      const next = new Float32Array(sample.length);
-      for (let i = 0; i < sample.length; i++) {
-        const x = sample[i]!;
-        const out = modelOutput[i]!;
-        const [predictedOriginal, predictedNoise] =
-          config.predictionType === 'v_prediction'
-            ? [sqrtAlpha * x - sqrtBeta * out, sqrtAlpha * out + sqrtBeta * x]
-            : [(x - sqrtBeta * out) / sqrtAlpha, out];
-        // eta = 0: deterministic DDIM, x_{t−1} = √ᾱ_{t−1} x̂0 + √(1 − ᾱ_{t−1}) ε̂.
-        next[i] =
-          Math.sqrt(alphaPrevious) * predictedOriginal + Math.sqrt(1 - alphaPrevious) * predictedNoise;
-      }
-      return next;
-    },
-  };
 }
