@@ -47,12 +47,7 @@ export function createPortraitBackend(options: PortraitBackendOptions): Backend 
     name: 'portrait',
 
     describe(): BackendInfo {
-      const models = (registry?.list() ?? []).map(({ id, status, isDefault, description }) => ({
-        id,
-        status,
-        isDefault,
-        description,
-      }));
+      const models = registry?.list() ?? [];
       return { name: 'portrait', configured, models };
     },
 

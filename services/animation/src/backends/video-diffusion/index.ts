@@ -66,6 +66,11 @@ export function createVideoDiffusionBackend(options: VideoDiffusionOptions): Bac
       logger,
       load: (entry) => loadOnnxVideoPipeline(entry, options.execution),
       dispose: (model) => model.dispose(),
+      details: (model) => ({
+        dtype: model.dtype,
+        nativeWidth: model.nativeWidth,
+        nativeHeight: model.nativeHeight,
+      }),
       ...(options.loadDelayMs === undefined ? {} : { loadDelayMs: options.loadDelayMs }),
     });
     defaultModel = await registry.loadAll();

@@ -104,6 +104,7 @@ function bind(
     framesPerPass,
     nativeWidth: sampleWidth === undefined ? SVD_DEFAULT_SIZE.width : sampleWidth * f,
     nativeHeight: sampleHeight === undefined ? SVD_DEFAULT_SIZE.height : sampleHeight * f,
+    dtype: types.sample === 'float16' ? 'fp16' : 'fp32',
     clip: { ...configs.clip, size: clipSize },
     scheduler: configs.scheduler,
 

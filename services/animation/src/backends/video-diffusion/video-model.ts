@@ -31,6 +31,8 @@ export interface VideoModel {
   readonly framesPerPass: number;
   readonly nativeWidth: number;
   readonly nativeHeight: number;
+  /** The UNet's weights as exported (its `sample` input's float type), for /models. */
+  readonly dtype: 'fp32' | 'fp16';
   readonly clip: ClipPreprocessing;
   readonly scheduler: VideoSchedulerConfig;
   /** CLIP `image_embeds` of one normalised image [3, size, size]. */
