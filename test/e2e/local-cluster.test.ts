@@ -73,6 +73,20 @@ test(
         `the runner built and loaded a ${capability} development model: ${JSON.stringify(listed)}`,
       );
     }
+    // /models says what each model is: the runner's are random-weight development models (the
+    // avatar back-end is a vendor's service, here its local fake, not a model of ours).
+    const ours = listed.filter((m) => !m.id.startsWith('avatar/'));
+    assert.ok(
+      ours.every((m) => m.development),
+      JSON.stringify(listed),
+    );
+    assert.ok(
+      listed.some((m) => m.id.startsWith('avatar/') && !m.development),
+      JSON.stringify(listed),
+    );
+    const video = listed.find((m) => m.id.startsWith('video-diffusion/') && m.status === 'ready');
+    assert.equal(video?.dtype, 'fp32', JSON.stringify(video));
+    assert.ok((video?.native_width ?? 0) > 0 && (video?.native_height ?? 0) > 0, JSON.stringify(video));
 
     // A transcription end to end: the upload streamed through the gateway, ffmpeg, the tiny Whisper.
     const audio = await makeAudioFixtures(5);
