@@ -71,6 +71,7 @@ export type { ModelInfo, ModelInfo__Output } from './switchboard/common/v1/Model
 export type { DiffusionClient, DiffusionDefinition, DiffusionHandlers } from './switchboard/diffusion/v1/Diffusion.js';
 export type { GenerateImageRequest, GenerateImageRequest__Output } from './switchboard/diffusion/v1/GenerateImageRequest.js';
 export type { GenerateImageResponse, GenerateImageResponse__Output } from './switchboard/diffusion/v1/GenerateImageResponse.js';
+export type { ChatMessage, ChatMessage__Output } from './switchboard/llm/v1/ChatMessage.js';
 export type { CompleteChunk, CompleteChunk__Output } from './switchboard/llm/v1/CompleteChunk.js';
 export type { CompleteRequest, CompleteRequest__Output } from './switchboard/llm/v1/CompleteRequest.js';
 export type { CompleteResponse, CompleteResponse__Output } from './switchboard/llm/v1/CompleteResponse.js';

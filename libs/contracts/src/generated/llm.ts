@@ -6,6 +6,7 @@ import type { MessageTypeDefinition } from '@grpc/proto-loader';
 import type { ListModelsRequest as _switchboard_common_v1_ListModelsRequest, ListModelsRequest__Output as _switchboard_common_v1_ListModelsRequest__Output } from './switchboard/common/v1/ListModelsRequest.js';
 import type { ListModelsResponse as _switchboard_common_v1_ListModelsResponse, ListModelsResponse__Output as _switchboard_common_v1_ListModelsResponse__Output } from './switchboard/common/v1/ListModelsResponse.js';
 import type { ModelInfo as _switchboard_common_v1_ModelInfo, ModelInfo__Output as _switchboard_common_v1_ModelInfo__Output } from './switchboard/common/v1/ModelInfo.js';
+import type { ChatMessage as _switchboard_llm_v1_ChatMessage, ChatMessage__Output as _switchboard_llm_v1_ChatMessage__Output } from './switchboard/llm/v1/ChatMessage.js';
 import type { CompleteChunk as _switchboard_llm_v1_CompleteChunk, CompleteChunk__Output as _switchboard_llm_v1_CompleteChunk__Output } from './switchboard/llm/v1/CompleteChunk.js';
 import type { CompleteRequest as _switchboard_llm_v1_CompleteRequest, CompleteRequest__Output as _switchboard_llm_v1_CompleteRequest__Output } from './switchboard/llm/v1/CompleteRequest.js';
 import type { CompleteResponse as _switchboard_llm_v1_CompleteResponse, CompleteResponse__Output as _switchboard_llm_v1_CompleteResponse__Output } from './switchboard/llm/v1/CompleteResponse.js';
@@ -27,6 +28,7 @@ export interface ProtoGrpcType {
     }
     llm: {
       v1: {
+        ChatMessage: MessageTypeDefinition<_switchboard_llm_v1_ChatMessage, _switchboard_llm_v1_ChatMessage__Output>
         CompleteChunk: MessageTypeDefinition<_switchboard_llm_v1_CompleteChunk, _switchboard_llm_v1_CompleteChunk__Output>
         CompleteRequest: MessageTypeDefinition<_switchboard_llm_v1_CompleteRequest, _switchboard_llm_v1_CompleteRequest__Output>
         CompleteResponse: MessageTypeDefinition<_switchboard_llm_v1_CompleteResponse, _switchboard_llm_v1_CompleteResponse__Output>

@@ -2,6 +2,7 @@
 
 // Original file: proto/llm/v1/llm.proto
 
+import type { ChatMessage as _switchboard_llm_v1_ChatMessage, ChatMessage__Output as _switchboard_llm_v1_ChatMessage__Output } from '../../../switchboard/llm/v1/ChatMessage.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface CompleteRequest {
@@ -18,6 +19,12 @@ export interface CompleteRequest {
   'top_p'?: (number | string);
   'stop'?: (string)[];
   'seed'?: (number | string | Long);
+  /**
+   * A chat: when not empty, the worker renders the prompt from these with the model's own chat
+   * template (tokenizer_config.json `chat_template`, with the generation prompt added) and
+   * `prompt` must be empty. A model without a template answers invalid_request (param "model").
+   */
+  'messages'?: (_switchboard_llm_v1_ChatMessage)[];
   '_max_tokens'?: "max_tokens";
   '_top_p'?: "top_p";
   '_seed'?: "seed";
@@ -37,6 +44,12 @@ export interface CompleteRequest__Output {
   'top_p'?: (number);
   'stop': (string)[];
   'seed'?: (string);
+  /**
+   * A chat: when not empty, the worker renders the prompt from these with the model's own chat
+   * template (tokenizer_config.json `chat_template`, with the generation prompt added) and
+   * `prompt` must be empty. A model without a template answers invalid_request (param "model").
+   */
+  'messages': (_switchboard_llm_v1_ChatMessage__Output)[];
   '_max_tokens'?: "max_tokens";
   '_top_p'?: "top_p";
   '_seed'?: "seed";
