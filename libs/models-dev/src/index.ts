@@ -15,6 +15,7 @@ export {
 } from './llama/config.js';
 export { buildLlamaGraph, DIMS } from './llama/graph.js';
 export { buildTinyLlama, tinyLlamaFiles, type TinyLlama, type TinyLlamaOptions } from './llama/build.js';
+export { CHATML_CHAT_TEMPLATE } from './llama/chat-template.js';
 export { byteLevelTokenizerJson, byteLevelVocabulary, type AddedToken } from './tokenizer/json.js';
 export {
   WHISPER_LANGUAGES,

@@ -1,9 +1,11 @@
 // A tiny Llama-family model folder in the layout Transformers.js loads from a model repository:
-// config.json, generation_config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx.
+// config.json, generation_config.json, tokenizer.json, tokenizer_config.json (with a ChatML chat
+// template), onnx/model.onnx.
 import { serializeModel } from '../onnx/serialize.js';
 import { Random } from '../random.js';
 import { buildTinyTokenizer } from '../tokenizer/files.js';
 import { writeModelFolder } from '../write.js';
+import { CHATML_CHAT_TEMPLATE } from './chat-template.js';
 import { generationConfigJson, llamaConfigJson, type LlamaShape } from './config.js';
 import { buildLlamaGraph } from './graph.js';
 
@@ -55,7 +57,7 @@ export function tinyLlamaFiles(options: TinyLlamaOptions = {}): TinyLlama {
     ['config.json', json(llamaConfigJson(shape, ids, seed))],
     ['generation_config.json', json(generationConfigJson(ids))],
     ['tokenizer.json', json(tokenizer.tokenizerJson)],
-    ['tokenizer_config.json', json(tokenizer.tokenizerConfig)],
+    ['tokenizer_config.json', json({ ...tokenizer.tokenizerConfig, chat_template: CHATML_CHAT_TEMPLATE })],
     ['onnx/model.onnx', model],
   ]);
   return { shape, seed, files };

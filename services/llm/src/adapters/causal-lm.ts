@@ -12,6 +12,7 @@ import {
   type PreTrainedTokenizer,
 } from '@huggingface/transformers';
 import { transformersDeviceOptions, type ExecutionConfig, type ModelEntry } from '@switchboard/models';
+import { ChatTemplate } from '../chat/chat-template.js';
 import type { LlmDtype } from '../config.js';
 import type { DecodeSequence, LanguageModel } from '../generation/model.js';
 
@@ -116,7 +117,10 @@ export async function loadCausalLm(
     contextLength,
     dtype,
     eosTokenIds,
-    encode: (text) => tokenizer.encode(text),
+    // Read from the tokenizer_config.json the tokenizer was loaded from.
+    chatTemplate: ChatTemplate.fromTokenizerConfig(tokenizer.config as Record<string, unknown>),
+    encode: (text, options = {}) =>
+      tokenizer.encode(text, { add_special_tokens: options.addSpecialTokens ?? true }),
     decode: (ids) =>
       // The tokenizer refuses an empty list; the empty list is the empty text.
       ids.length === 0

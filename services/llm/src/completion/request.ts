@@ -1,10 +1,12 @@
 // A CompleteRequest as the worker checks it: the gateway validated the shape, only the worker
-// knows the model's context, so max_tokens and prompt length are checked here.
+// knows the model's context and chat template, so the prompt (text or rendered chat), its length
+// and max_tokens are checked here.
 import { requestLimits, type CompleteRequest__Output } from '@switchboard/contracts';
 import { SwitchboardError } from '@switchboard/errors';
 import type { GenerationRequest } from '../generation/generate.js';
 import type { LanguageModel } from '../generation/model.js';
 import { SeededRandom } from '@switchboard/models';
+import { promptTokens } from './prompt.js';
 
 /** max_tokens when a request names none, capped by what the context leaves after the prompt. */
 export const DEFAULT_MAX_TOKENS = requestLimits.completion.defaultMaxTokens;
@@ -13,13 +15,13 @@ export function toGenerationRequest(
   request: CompleteRequest__Output,
   model: LanguageModel,
 ): GenerationRequest {
-  if (request.prompt === '') throw new SwitchboardError('invalid_request', { param: 'prompt' });
-  const promptIds = model.encode(request.prompt);
+  const { ids: promptIds, param } = promptTokens(request, model);
   const room = model.contextLength - promptIds.length;
   if (room < 1) {
+    const what = param === 'prompt' ? 'The prompt' : "The chat, rendered with the model's template,";
     throw new SwitchboardError('invalid_request', {
-      param: 'prompt',
-      message: `The prompt is ${promptIds.length} tokens; the model's context is ${model.contextLength}.`,
+      param,
+      message: `${what} is ${promptIds.length} tokens; the model's context is ${model.contextLength}.`,
     });
   }
   let maxTokens = Math.min(DEFAULT_MAX_TOKENS, room);
