@@ -682,6 +682,123 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the ready models (OpenAI shape)
+         * @description Every ready model of every capability whose worker answers.
+         */
+        get: operations["openAiListModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One ready model (OpenAI shape) */
+        get: operations["openAiGetModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete a prompt (OpenAI shape)
+         * @description One choice (`n` = 1); no `echo`, `logprobs` or `suffix`.
+         */
+        post: operations["openAiCompletion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Chat (OpenAI shape)
+         * @description The messages are rendered with the model's own chat template by the worker; a model without one → 400 with `param: model`. Text only: no tools, images or audio in messages.
+         */
+        post: operations["openAiChatCompletion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/images/generations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate images (OpenAI shape)
+         * @description The images are stored like those of POST /generate-image.
+         */
+        post: operations["openAiGenerateImages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audio/transcriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transcribe audio (OpenAI shape)
+         * @description Streamed to the worker exactly like POST /transcribe, within the key's tier's upload limit. The worker picks its model when the audio starts: send `model` before `file` in the form to name another than the default one (named after the file, a different model → 400 with `param: model`).
+         */
+        post: operations["openAiTranscribe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -706,6 +823,49 @@ export interface components {
             prompt_tokens: number;
             completion_tokens: number;
             total_tokens: number;
+        };
+        OpenAiCompletionChunk: {
+            id: string;
+            /** @enum {string} */
+            object: "text_completion";
+            /** @description Unix time, seconds. */
+            created: number;
+            model: string;
+            choices: {
+                text: string;
+                /** @enum {number} */
+                index: 0;
+                logprobs: null;
+                /** @enum {string|null} */
+                finish_reason: "stop" | "length" | null;
+            }[];
+            usage?: components["schemas"]["OpenAiUsage"];
+        };
+        OpenAiUsage: {
+            prompt_tokens: number;
+            completion_tokens: number;
+            total_tokens: number;
+        } | null;
+        OpenAiChatCompletionChunk: {
+            id: string;
+            /** @enum {string} */
+            object: "chat.completion.chunk";
+            /** @description Unix time, seconds. */
+            created: number;
+            model: string;
+            choices: {
+                /** @enum {number} */
+                index: 0;
+                delta: {
+                    /** @enum {string} */
+                    role?: "assistant";
+                    content?: string;
+                };
+                logprobs: null;
+                /** @enum {string|null} */
+                finish_reason: "stop" | "length" | null;
+            }[];
+            usage?: components["schemas"]["OpenAiUsage"];
         };
         QueryResponse: {
             id: string;
@@ -1213,6 +1373,243 @@ export interface components {
                 key_store?: string;
                 rate_limit_store?: string;
             };
+        };
+        OpenAiModelList: {
+            /** @enum {string} */
+            object: "list";
+            data: components["schemas"]["OpenAiModel"][];
+        };
+        OpenAiModel: {
+            id: string;
+            /** @enum {string} */
+            object: "model";
+            /** @description When this gateway first saw the model ready (Unix seconds). */
+            created: number;
+            owned_by: string;
+            /**
+             * @description Extension: which endpoint runs it.
+             * @enum {string}
+             */
+            capability: "llm" | "whisper" | "diffusion" | "animation";
+        };
+        /**
+         * @description Every error under /v1: OpenAI's body, with the same HTTP status and the same stable code (in `code`) as the rest of the API; the request id is in `X-Request-Id`.
+         * @example {
+         *       "error": {
+         *         "message": "n: n other than 1 is not supported",
+         *         "type": "invalid_request_error",
+         *         "param": "n",
+         *         "code": "invalid_request"
+         *       }
+         *     }
+         */
+        OpenAiError: {
+            error: {
+                message: string;
+                /** @enum {string} */
+                type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "rate_limit_error" | "server_error";
+                /** @description The request field at fault, when exactly one is. */
+                param: string | null;
+                code: components["schemas"]["ErrorCode"];
+            };
+        };
+        OpenAiCompletion: {
+            id: string;
+            /** @enum {string} */
+            object: "text_completion";
+            /** @description Unix time, seconds. */
+            created: number;
+            model: string;
+            choices: {
+                text: string;
+                /** @enum {number} */
+                index: 0;
+                logprobs: null;
+                /** @enum {string} */
+                finish_reason: "stop" | "length";
+            }[];
+            usage: components["schemas"]["OpenAiUsage"];
+        };
+        OpenAiCompletionRequest: {
+            /** @description A model id from `GET /v1/models`. */
+            model: string;
+            /** @description The prompt: a string, or an array of exactly one string. */
+            prompt: string | string[];
+            /** @description Most tokens to generate; default 2048, capped by the model's context (above the cap → 400). */
+            max_tokens?: number | null;
+            /** @description Default 1; 0 = greedy and deterministic. */
+            temperature?: number | null;
+            /** @description Nucleus sampling mass, in (0, 1]. */
+            top_p?: number | null;
+            /** @description Up to 4 strings that end the generation. */
+            stop?: string | string[] | null;
+            /** @description Sampling seed: same seed, same request → same text. */
+            seed?: number | null;
+            /** @description Stream chunks as server-sent events. */
+            stream?: boolean | null;
+            /** @description `include_usage`: one more chunk, with empty `choices`, carrying `usage`. */
+            stream_options?: {
+                include_usage?: boolean | null;
+            } | null;
+            /** @description Not supported: only 1. */
+            n?: unknown;
+            /** @description Not supported: only false or 0. */
+            logprobs?: unknown;
+            /** @description Not supported: only 0. */
+            top_logprobs?: unknown;
+            /** @description Not supported: only 0. */
+            frequency_penalty?: unknown;
+            /** @description Not supported: only 0. */
+            presence_penalty?: unknown;
+            /** @description Not supported: only false. */
+            echo?: unknown;
+            /** @description Not supported: only 1. */
+            best_of?: unknown;
+            /** @description Not supported: only "". */
+            suffix?: unknown;
+        };
+        OpenAiChatCompletion: {
+            id: string;
+            /** @enum {string} */
+            object: "chat.completion";
+            /** @description Unix time, seconds. */
+            created: number;
+            model: string;
+            choices: {
+                /** @enum {number} */
+                index: 0;
+                message: {
+                    /** @enum {string} */
+                    role: "assistant";
+                    content: string;
+                    refusal: null;
+                };
+                logprobs: null;
+                /** @enum {string} */
+                finish_reason: "stop" | "length";
+            }[];
+            usage: components["schemas"]["OpenAiUsage"];
+        };
+        OpenAiChatCompletionRequest: {
+            /** @description A model id from `GET /v1/models`. */
+            model: string;
+            messages: {
+                /** @enum {string} */
+                role: "system" | "developer" | "user" | "assistant";
+                /** @description Text, or an array of text parts (joined). */
+                content: string | {
+                    /** @enum {string} */
+                    type: "text";
+                    text: string;
+                }[];
+                name?: string;
+            }[];
+            /** @description Most tokens to generate; default 2048, capped by the model's context (above the cap → 400). */
+            max_tokens?: number | null;
+            /** @description Wins over `max_tokens` when both are given. */
+            max_completion_tokens?: number | null;
+            /** @description Default 1; 0 = greedy and deterministic. */
+            temperature?: number | null;
+            /** @description Nucleus sampling mass, in (0, 1]. */
+            top_p?: number | null;
+            /** @description Up to 4 strings that end the generation. */
+            stop?: string | string[] | null;
+            /** @description Sampling seed: same seed, same request → same text. */
+            seed?: number | null;
+            /** @description Stream chunks as server-sent events. */
+            stream?: boolean | null;
+            /** @description `include_usage`: one more chunk, with empty `choices`, carrying `usage`. */
+            stream_options?: {
+                include_usage?: boolean | null;
+            } | null;
+            /** @description Not supported: only 1. */
+            n?: unknown;
+            /** @description Not supported: only false or 0. */
+            logprobs?: unknown;
+            /** @description Not supported: only 0. */
+            top_logprobs?: unknown;
+            /** @description Not supported: only 0. */
+            frequency_penalty?: unknown;
+            /** @description Not supported: only 0. */
+            presence_penalty?: unknown;
+            /** @description Only `{"type": "text"}`. */
+            response_format?: {
+                /** @enum {string} */
+                type: "text";
+            } | null;
+            /** @description Not supported: only . */
+            tools?: unknown;
+            /** @description Not supported: only "none". */
+            tool_choice?: unknown;
+        };
+        OpenAiImagesResponse: {
+            /** @description Unix time, seconds. */
+            created: number;
+            data: {
+                /** @description `…/api/images/<id>.png` on this gateway, readable by the same key only. */
+                url?: string;
+                /** @description The PNG, base64. */
+                b64_json?: string;
+            }[];
+        };
+        OpenAiImageRequest: {
+            prompt: string;
+            /** @description Default: the cluster's default image model. */
+            model?: string | null;
+            /** @description 1 to 4 images, generated in turn; default 1. */
+            n?: number | null;
+            /** @description `WIDTHxHEIGHT`; default `1024x1024`. */
+            size?: string | null;
+            /**
+             * @description `url` (default): a link readable with the same key; `b64_json`: the PNG inline.
+             * @enum {string|null}
+             */
+            response_format?: "url" | "b64_json" | null;
+            /** @description Extension: same seed + same parameters = same image; image i uses seed + i. */
+            seed?: number | null;
+            /** @description Extension: denoising steps; default 20. */
+            steps?: number | null;
+            /** @description Not supported: only "vivid" or "natural". */
+            style?: unknown;
+            /** @description Not supported: only "auto" or "standard". */
+            quality?: unknown;
+        };
+        OpenAiTranscription: {
+            text: string;
+        };
+        OpenAiVerboseTranscription: {
+            /** @enum {string} */
+            task: "transcribe";
+            /** @description ISO 639-1 code (OpenAI writes the English name). */
+            language: string;
+            /** @description Seconds. */
+            duration: number;
+            text: string;
+            segments: {
+                id: number;
+                start: number;
+                end: number;
+                text: string;
+            }[];
+        };
+        OpenAiTranscriptionRequest: {
+            /** @description A whisper model id; default: the cluster's default. */
+            model?: string;
+            /** @description ISO 639-1 code; auto-detected when omitted. */
+            language?: string;
+            /** @description Accepted and ignored: the worker does not condition on a prompt. */
+            prompt?: string;
+            /**
+             * @default json
+             * @enum {string}
+             */
+            response_format?: "json" | "text" | "srt" | "verbose_json" | "vtt";
+            /** @description Accepted and ignored: decoding is greedy. */
+            temperature?: number | null;
+            /** @description Sent as `timestamp_granularities[]`; only `segment` (word timestamps are not available). */
+            timestamp_granularities?: "segment" | "segment"[];
+            /** @description The audio. */
+            file: string;
         };
     };
     responses: never;
@@ -5108,6 +5505,833 @@ export interface operations {
                 };
                 content: {
                     "text/javascript": string;
+                };
+            };
+        };
+    };
+    openAiListModels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The models. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiModelList"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Forbidden: `ip_not_allowed`. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Sent with `rate_limited`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Internal Server Error: `internal`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Bad Gateway: `upstream_failed`. */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Gateway Timeout: `upstream_timeout`. */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    openAiGetModel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The model. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiModel"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Forbidden: `ip_not_allowed`. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Not Found: `not_found`. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Sent with `rate_limited`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Internal Server Error: `internal`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Bad Gateway: `upstream_failed`. */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Gateway Timeout: `upstream_timeout`. */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    openAiCompletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenAiCompletionRequest"];
+            };
+        };
+        responses: {
+            /** @description The completion, or its chunks when `stream` is true. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiCompletion"];
+                    /**
+                     * @example data: {"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"text":"Hi","index":0,"logprobs":null,"finish_reason":null}]}
+                     *
+                     *     data: [DONE]
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Bad Request: `invalid_request`, `invalid_json`, `unknown_model`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Forbidden: `ip_not_allowed`. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Content Too Large: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Unsupported Media Type: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Sent with `rate_limited`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Internal Server Error: `internal`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Bad Gateway: `upstream_failed`. */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Service Unavailable: `model_loading`, `unavailable`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Sent with `model_loading`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Gateway Timeout: `upstream_timeout`. */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    openAiChatCompletion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenAiChatCompletionRequest"];
+            };
+        };
+        responses: {
+            /** @description The reply, or its chunks when `stream` is true: `delta.role` first, then `delta.content` pieces, then `finish_reason`, then the usage chunk when asked. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiChatCompletion"];
+                    /**
+                     * @example data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}
+                     *
+                     *     data: [DONE]
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Bad Request: `invalid_request`, `invalid_json`, `unknown_model`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Forbidden: `ip_not_allowed`. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Content Too Large: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Unsupported Media Type: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Sent with `rate_limited`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Internal Server Error: `internal`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Bad Gateway: `upstream_failed`. */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Service Unavailable: `model_loading`, `unavailable`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Sent with `model_loading`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Gateway Timeout: `upstream_timeout`. */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    openAiGenerateImages: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenAiImageRequest"];
+            };
+        };
+        responses: {
+            /** @description The images. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiImagesResponse"];
+                };
+            };
+            /** @description Bad Request: `invalid_request`, `invalid_json`, `unknown_model`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Forbidden: `ip_not_allowed`. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Content Too Large: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Unsupported Media Type: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Sent with `rate_limited`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Internal Server Error: `internal`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Bad Gateway: `upstream_failed`. */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Service Unavailable: `model_loading`, `unavailable`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Sent with `model_loading`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Gateway Timeout: `upstream_timeout`. */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+        };
+    };
+    openAiTranscribe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["OpenAiTranscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The transcript in `response_format`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiTranscription"] | components["schemas"]["OpenAiVerboseTranscription"];
+                    "text/plain; charset=utf-8": string;
+                    "application/x-subrip": string;
+                    "text/vtt": string;
+                };
+            };
+            /** @description Bad Request: `invalid_request`, `invalid_audio`, `unknown_model`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Forbidden: `ip_not_allowed`. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Content Too Large: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Unsupported Media Type: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Sent with `rate_limited`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Internal Server Error: `internal`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Bad Gateway: `upstream_failed`. */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Service Unavailable: `model_loading`, `no_capacity`, `unavailable`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Sent with `model_loading` and `no_capacity`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
+            };
+            /** @description Gateway Timeout: `upstream_timeout`. */
+            504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
                 };
             };
         };

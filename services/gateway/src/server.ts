@@ -27,6 +27,7 @@ import { browserRouter } from './routes/browser.js';
 import { browserDevtoolsRouter } from './routes/browser-devtools.js';
 import { generateImageRouter } from './routes/generate-image.js';
 import { modelsRouter } from './routes/models.js';
+import { v1Router } from './openai/router.js';
 import { queryRouter } from './routes/query.js';
 import { storedFilesRouter } from './routes/stored-files.js';
 import { transcribeRouter } from './routes/transcribe.js';
@@ -110,6 +111,21 @@ export function createApp({
   app.use(browserRouter(clients.browser, config.tiers, bodyLimit, originOf));
   app.use(browserDevtoolsRouter(clients.browser, logger, config.clusterSecret, live));
   app.use(storedFilesRouter(objects));
+  app.use(
+    '/v1',
+    v1Router({
+      llm: clients.llm,
+      diffusion: clients.diffusion,
+      whisper: clients.whisper,
+      tiers: config.tiers,
+      objects,
+      listers: [clients.llm, clients.whisper, clients.diffusion, clients.animation],
+      bodyLimitBytes: bodyLimit,
+      timings: config.streams,
+      live,
+      originOf,
+    }),
+  );
 
   app.use(notFound);
   app.use(errorHandler);

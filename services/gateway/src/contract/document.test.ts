@@ -138,7 +138,7 @@ test('the error code enum is exactly the codes of API.md §1', () => {
   assert.equal(new Set(codeEnum).size, codeEnum.length, 'no duplicates');
 });
 
-test('each error response lists only codes of its own status, and refers to the Error schema', () => {
+test('each error response lists only codes of its own status, and refers to the Error schema (OpenAiError under /v1)', () => {
   for (const [path, method, operation] of operations()) {
     for (const [status, response] of Object.entries(operation.responses as Json)) {
       const codes = (response as Json)['x-error-codes'];
@@ -159,7 +159,10 @@ test('each error response lists only codes of its own status, and refers to the 
           `${method} ${path}: ${String(code)} is not a ${status}`,
         );
       const content = (response as Json).content as Json;
-      assert.deepEqual((content['application/json'] as Json).schema, { $ref: '#/components/schemas/Error' });
+      const schema = path.startsWith('/v1/') ? 'OpenAiError' : 'Error';
+      assert.deepEqual((content['application/json'] as Json).schema, {
+        $ref: `#/components/schemas/${schema}`,
+      });
     }
   }
 });

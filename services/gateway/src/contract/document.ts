@@ -12,6 +12,7 @@ import './animation.js';
 import './browser-sessions.js';
 import { tierSummary } from './administration.js';
 import './operations.js';
+import { openAiStreamSchemas } from './openai.js';
 import { registry } from './registry.js';
 import { headers, securitySchemes } from './responses.js';
 
@@ -26,7 +27,7 @@ for (const [name, header] of Object.entries(headers)) {
 }
 
 /** Schemas no operation names as a JSON body but readers need (the events of a stream). */
-const documentedSchemas = [...streamEventSchemas];
+const documentedSchemas = [...streamEventSchemas, ...openAiStreamSchemas];
 
 const description = `GPU models and headless browsers behind one HTTP API.
 
@@ -68,6 +69,11 @@ const generated: unknown = new OpenApiGeneratorV31([
       description: "API keys, every key's animation jobs and the cluster status, with the admin token.",
     },
     { name: 'Operations', description: 'Probes and this documentation. No authentication.' },
+    {
+      name: 'OpenAI-compatible',
+      description:
+        "OpenAI's request, response, stream and error shapes under /v1, for OpenAI's own client libraries pointed at this gateway (`baseURL: <gateway>/v1`): the same keys, IP allowlists, tiers, rate limits and request ids as the rest of the API. Errors are `{\"error\": {message, type, param, code}}` with this API's statuses and stable codes; 429 and 503 keep `Retry-After`.",
+    },
   ],
 });
 

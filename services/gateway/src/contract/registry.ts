@@ -19,7 +19,8 @@ export type Tag =
   | 'Animation'
   | 'Browser sessions'
   | 'Administration'
-  | 'Operations';
+  | 'Operations'
+  | 'OpenAI-compatible';
 
 type ObjectSchema = z.ZodObject | z.ZodPipe;
 
@@ -32,6 +33,8 @@ export interface RouteDeclaration {
   description?: string;
   tag: Tag;
   auth: Auth;
+  /** `openai`: errors come in OpenAI's body (the routes under /v1); default: API.md §1's. */
+  errorDialect?: 'openai';
   params?: ObjectSchema;
   query?: ObjectSchema;
   /** Request headers the operation reads (beyond Authorization and X-Request-Id). */
@@ -84,6 +87,9 @@ export function declareRoute(route: RouteDeclaration): void {
       ...(body ? { body } : {}),
     },
     // Our header objects are plain OpenAPI; the library's type only names its own HeadersObject.
-    responses: { ...successes, ...errorResponses(route.auth, route.errors) } as RouteConfig['responses'],
+    responses: {
+      ...successes,
+      ...errorResponses(route.auth, route.errors, route.errorDialect),
+    } as RouteConfig['responses'],
   });
 }

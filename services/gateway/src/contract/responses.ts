@@ -133,6 +133,36 @@ export const ErrorSchema = z
     },
   });
 
+export const OpenAiErrorSchema = z
+  .object({
+    error: z.object({
+      message: z.string(),
+      type: z.enum([
+        'invalid_request_error',
+        'authentication_error',
+        'permission_error',
+        'not_found_error',
+        'rate_limit_error',
+        'server_error',
+      ]),
+      param: z.string().nullable().meta({ description: 'The request field at fault, when exactly one is.' }),
+      code: ErrorCodeSchema,
+    }),
+  })
+  .meta({
+    id: 'OpenAiError',
+    description:
+      "Every error under /v1: OpenAI's body, with the same HTTP status and the same stable code (in `code`) as the rest of the API; the request id is in `X-Request-Id`.",
+    example: {
+      error: {
+        message: 'n: n other than 1 is not supported',
+        type: 'invalid_request_error',
+        param: 'n',
+        code: 'invalid_request',
+      },
+    },
+  });
+
 const statusText: Readonly<Record<number, string>> = {
   400: 'Bad Request',
   401: 'Unauthorized',
@@ -168,7 +198,8 @@ export function responseHeaders(auth: Auth, counted: boolean): Record<string, Re
  * The error responses of an operation: one per status, each naming its possible codes in the
  * description and in `x-error-codes`.
  */
-export function errorResponses(auth: Auth, codes: readonly ErrorCode[]) {
+export function errorResponses(auth: Auth, codes: readonly ErrorCode[], dialect?: 'openai') {
+  const schema = dialect === 'openai' ? OpenAiErrorSchema : ErrorSchema;
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
     const status = statusOfCode.get(code)!;
@@ -192,7 +223,7 @@ export function errorResponses(auth: Auth, codes: readonly ErrorCode[]) {
             }
           : {}),
       },
-      content: { 'application/json': { schema: ErrorSchema } },
+      content: { 'application/json': { schema } },
       'x-error-codes': list,
     };
   }

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { SwitchboardError, isSwitchboardError } from '@switchboard/errors';
+import { isOpenAiPath, openAiErrorBody } from '../openai/errors.js';
 
 /** The one JSON error shape of API.md §1. */
 export function errorBody(error: SwitchboardError, requestId: string) {
@@ -19,7 +20,9 @@ export function sendError(res: Response, error: SwitchboardError): void {
   if (!res.req.complete) res.setHeader('Connection', 'close');
   if (error.retryAfterSeconds !== undefined)
     res.setHeader('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
-  res.status(error.httpStatus).json(errorBody(error, res.locals.ctx.requestId));
+  // Under /v1 the same error, from the same table, in OpenAI's body (its clients parse that one).
+  const body = isOpenAiPath(res.req) ? openAiErrorBody(error) : errorBody(error, res.locals.ctx.requestId);
+  res.status(error.httpStatus).json(body);
 }
 
 /** Errors thrown by Express itself or its body parsers, translated to our codes. */

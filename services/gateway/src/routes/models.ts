@@ -8,7 +8,7 @@ import type { Capability, ModelLister } from '../clients/model-lister.js';
  * Model lists change only when a model finishes loading, so each worker's answer (or its
  * absence) is kept for a moment: a burst of GET /models costs each worker one call, not one each.
  */
-class CachedModelList {
+export class CachedModelList {
   private answer: { at: number; models: Promise<ModelInfo__Output[] | null> } | undefined;
 
   constructor(

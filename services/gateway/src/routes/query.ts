@@ -20,7 +20,7 @@ export interface StreamTimings {
 }
 
 /** Resolves with the first chunk, or with `undefined` once `ms` have passed without one. */
-function firstWithin<T>(next: Promise<T>, ms: number): Promise<T | undefined> {
+export function firstWithin<T>(next: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
   return Promise.race([next, timeout]).finally(() => clearTimeout(timer));

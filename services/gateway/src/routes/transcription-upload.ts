@@ -1,0 +1,145 @@
+import type { Request, RequestHandler } from 'express';
+import multer, { MulterError, type StorageEngine } from 'multer';
+import type { TranscribeResponse__Output } from '@switchboard/contracts';
+import { SwitchboardError } from '@switchboard/errors';
+import type { TierPolicies } from '@switchboard/keys';
+import { callContext } from '../clients/call-context.js';
+import type { TranscriptionUpload, WhisperWorker } from '../clients/whisper.js';
+
+/** What the worker is told about an upload, read from the form's text parts. */
+export interface UploadOptions {
+  language: string;
+  format: string;
+  model: string;
+}
+
+/** Validates the text parts seen so far (a 400 on a bad one); called again once the form is read. */
+export type ReadUploadOptions = (body: unknown) => UploadOptions;
+
+type UploadRequest = Request & { upload?: TranscriptionUpload; uploadOptions?: UploadOptions };
+
+/**
+ * A multer storage engine that stores nothing: it relays the file's bytes to the worker's
+ * client stream as they arrive, with backpressure, so no upload is ever held in memory or on disk.
+ */
+function relayToWhisper(whisper: WhisperWorker, readOptions: ReadUploadOptions): StorageEngine {
+  return {
+    _handleFile(req, file, done) {
+      const request = req as UploadRequest;
+      void (async () => {
+        const options = readOptions(request.body);
+        const upload = whisper.transcribe(callContext(request.res!));
+        request.upload = upload;
+        request.uploadOptions = options;
+        request.res!.on('close', () => upload.cancel());
+        await upload.send({
+          options: {
+            ...options,
+            declared_size: '0',
+            filename: file.originalname,
+            content_type: file.mimetype,
+          },
+        });
+        for await (const data of file.stream) await upload.send({ data: data as Buffer });
+      })().then(
+        () => done(null, {}),
+        (error: unknown) => {
+          file.stream.resume(); // let multer finish reading the form
+          done(error);
+        },
+      );
+    },
+    _removeFile(req, _file, done) {
+      (req as UploadRequest).upload?.cancel();
+      done(null);
+    },
+  };
+}
+
+/** multer's errors in our codes: over the tier's limit is 413, anything malformed is 400. */
+function fromMulterError(error: unknown): unknown {
+  if (!(error instanceof MulterError)) return error;
+  if (error.code === 'LIMIT_FILE_SIZE') {
+    return new SwitchboardError('payload_too_large', {
+      message: "The file is larger than the key's tier allows.",
+      param: 'file',
+    });
+  }
+  return new SwitchboardError('invalid_request', {
+    message: `Malformed upload: ${error.message}.`,
+    param: error.field,
+  });
+}
+
+/**
+ * A multipart upload whose `file` part is streamed to the whisper worker as it arrives, within
+ * the key's tier's size limit: POST /transcribe and POST /v1/audio/transcriptions both use it.
+ * `receive` reads the form; `finish` sends the fields that came after the file and waits for the
+ * transcript.
+ */
+export interface TranscriptionUploadHandlers {
+  receive: RequestHandler;
+  finish(req: Request): Promise<TranscribeResponse__Output>;
+}
+
+export function transcriptionUpload(
+  whisper: WhisperWorker,
+  tiers: TierPolicies,
+  readOptions: ReadUploadOptions,
+): TranscriptionUploadHandlers {
+  const storage = relayToWhisper(whisper, readOptions);
+  const parsers = new Map(
+    Object.entries(tiers).map(([tier, policy]) => [
+      tier,
+      {
+        limit: policy.upload_limit_bytes,
+        parse: multer({
+          storage,
+          limits: { fileSize: policy.upload_limit_bytes, files: 1, fields: 8, fieldSize: 1024 },
+        }).single('file'),
+      },
+    ]),
+  );
+
+  const receive: RequestHandler = (req, res, next) => {
+    if (!req.is('multipart/form-data')) {
+      next(
+        new SwitchboardError('unsupported_media_type', {
+          message: 'Send the upload as multipart/form-data.',
+        }),
+      );
+      return;
+    }
+    const parser = parsers.get(res.locals.ctx.key?.tier ?? 'basic')!;
+    // Refuse at once what is certainly too large; the streamed count catches everything else.
+    const declared = Number(req.get('content-length') ?? 0);
+    if (declared > parser.limit + 64 * 1024) {
+      next(fromMulterError(new MulterError('LIMIT_FILE_SIZE', 'file')));
+      return;
+    }
+    parser.parse(req, res, (error?: unknown) =>
+      next(error === undefined ? undefined : fromMulterError(error)),
+    );
+  };
+
+  async function finish(req: Request): Promise<TranscribeResponse__Output> {
+    const { upload, uploadOptions } = req as UploadRequest;
+    if (!upload || !uploadOptions) {
+      throw new SwitchboardError('invalid_request', {
+        message: 'file: an audio file is required',
+        param: 'file',
+      });
+    }
+    const options = readOptions(req.body);
+    if (
+      options.language !== uploadOptions.language ||
+      options.format !== uploadOptions.format ||
+      options.model !== uploadOptions.model
+    ) {
+      await upload.send({ options });
+    }
+    return upload.finish();
+  }
+
+  return { receive, finish };
+}

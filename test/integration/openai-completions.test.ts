@@ -1,0 +1,216 @@
+// The OpenAI-compatible API (/v1) through the official `openai` npm client, pointed at a real
+// gateway with a key, over a real llm worker running the trained stories260K of ../shared/models:
+// the model list, completions JSON and streamed (exactly the README's greedy reference), OpenAI's
+// error classes for our 400/401, and a client abort that stops the worker's generation.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import OpenAI from 'openai';
+import { createKey, type CreatedKey } from '../support/admin.js';
+import { type LlmStack, sleep, startLlmStack } from '../support/stack.js';
+import { sharedModelRepository } from '../support/worker.js';
+
+const MODEL = 'stories260K';
+const PROMPT = 'Once upon a time';
+// ../shared/models/README.md: 48 greedy tokens after PROMPT (5 prompt tokens).
+const REFERENCE =
+  ', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it,';
+const USAGE = { prompt_tokens: 5, completion_tokens: 48, total_tokens: 53 };
+
+let llm: LlmStack;
+let key: CreatedKey;
+let client: OpenAI;
+
+before(async () => {
+  llm = await startLlmStack({ repository: () => sharedModelRepository(`llm/${MODEL}`) });
+  key = await createKey(llm.stack.gateway, { rate_limit_per_minute: 100_000 });
+  client = new OpenAI({ apiKey: key.key, baseURL: `${llm.stack.gateway.url}/v1`, maxRetries: 0 });
+});
+after(async () => {
+  await llm?.stop();
+});
+
+test('models.list: every ready model in OpenAI list shape; models.retrieve reads one', async () => {
+  const page = await client.models.list();
+  const ids = page.data.map((m) => m.id);
+  assert.deepEqual(ids, [MODEL]);
+  const model = page.data[0]!;
+  assert.equal(model.object, 'model');
+  assert.equal(model.owned_by, 'switchboard');
+  assert.ok(Number.isInteger(model.created) && model.created > 1_600_000_000);
+  assert.deepEqual(await client.models.retrieve(MODEL), model);
+  await assert.rejects(client.models.retrieve('no-such-model'), (error: unknown) => {
+    assert.ok(error instanceof OpenAI.NotFoundError);
+    assert.equal(error.code, 'not_found');
+    return true;
+  });
+});
+
+test('completions.create: exactly the reference continuation, in OpenAI completion shape', async () => {
+  const completion = await client.completions.create({
+    model: MODEL,
+    prompt: PROMPT,
+    max_tokens: 48,
+    temperature: 0,
+  });
+  assert.match(completion.id, /^cmpl-/);
+  assert.equal(completion.object, 'text_completion');
+  assert.equal(completion.model, MODEL);
+  assert.equal(completion.choices.length, 1);
+  assert.deepEqual(completion.choices[0], {
+    text: REFERENCE,
+    index: 0,
+    logprobs: null,
+    finish_reason: 'length',
+  });
+  assert.deepEqual(completion.usage, USAGE);
+  // A prompt given as an array of one string is the same request.
+  const again = await client.completions.create({
+    model: MODEL,
+    prompt: [PROMPT],
+    max_tokens: 48,
+    temperature: 0,
+  });
+  assert.equal(again.choices[0]!.text, REFERENCE);
+});
+
+test('a streamed completion: chunks that join to the reference, a finish chunk, a usage chunk, then [DONE]', async () => {
+  const stream = await client.completions.create({
+    model: MODEL,
+    prompt: PROMPT,
+    max_tokens: 48,
+    temperature: 0,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  const chunks: OpenAI.Completion[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  const usageChunk = chunks.at(-1)!;
+  assert.deepEqual(usageChunk.choices, []);
+  assert.deepEqual(usageChunk.usage, USAGE);
+  const finish = chunks.at(-2)!;
+  assert.equal(finish.choices[0]!.finish_reason, 'length');
+  const pieces = chunks.slice(0, -2);
+  assert.ok(pieces.length > 10, 'streamed piece by piece');
+  for (const chunk of pieces) {
+    assert.equal(chunk.object, 'text_completion');
+    assert.equal(chunk.model, MODEL);
+    assert.equal(chunk.id, usageChunk.id, 'one id for the whole stream');
+    assert.equal(chunk.choices[0]!.finish_reason, null);
+  }
+  assert.equal(pieces.map((c) => c.choices[0]!.text).join(''), REFERENCE);
+
+  // Without include_usage there is no usage chunk: the finish chunk is the last.
+  const plain = await client.completions.create({
+    model: MODEL,
+    prompt: PROMPT,
+    max_tokens: 8,
+    stream: true,
+  });
+  const raw = await fetch(`${client.baseURL}/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: MODEL, prompt: PROMPT, max_tokens: 4, stream: true }),
+  });
+  assert.match(raw.headers.get('content-type') ?? '', /^text\/event-stream/);
+  assert.ok((await raw.text()).endsWith('data: [DONE]\n\n'), 'the stream ends with data: [DONE]');
+  const plainChunks: OpenAI.Completion[] = [];
+  for await (const chunk of plain) plainChunks.push(chunk);
+  assert.equal(plainChunks.at(-1)!.choices[0]!.finish_reason, 'length');
+});
+
+test('400s surface as BadRequestError naming the param; 401 as AuthenticationError', async () => {
+  const badRequest = async (body: Record<string, unknown>, param: string) =>
+    assert.rejects(
+      client.completions.create({
+        model: MODEL,
+        prompt: PROMPT,
+        ...body,
+      } as OpenAI.CompletionCreateParamsNonStreaming),
+      (error: unknown) => {
+        assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+        assert.equal(error.status, 400);
+        assert.equal(error.param, param);
+        assert.equal(error.code, 'invalid_request');
+        assert.equal(error.type, 'invalid_request_error');
+        assert.ok(error.requestID, 'the request id comes through');
+        return true;
+      },
+    );
+  await badRequest({ n: 2 }, 'n');
+  await badRequest({ echo: true }, 'echo');
+  await badRequest({ logprobs: 3 }, 'logprobs');
+  await badRequest({ temperature: 3 }, 'temperature');
+  await badRequest({ prompt: ['one', 'two'] }, 'prompt');
+  await badRequest({ max_tokens: 100_000 }, 'max_tokens');
+  await assert.rejects(
+    client.completions.create({ model: 'no-such-model', prompt: PROMPT }),
+    (error: unknown) => error instanceof OpenAI.BadRequestError && error.code === 'unknown_model',
+  );
+
+  const stranger = new OpenAI({ apiKey: 'sb_nope_nope', baseURL: client.baseURL, maxRetries: 0 });
+  await assert.rejects(stranger.models.list(), (error: unknown) => {
+    assert.ok(error instanceof OpenAI.AuthenticationError, String(error));
+    assert.equal(error.code, 'unauthorized');
+    assert.equal(error.type, 'authentication_error');
+    return true;
+  });
+  // Over the key's limit: RateLimitError, with the Retry-After the client's retry logic reads.
+  const limitedKey = await createKey(llm.stack.gateway, { rate_limit_per_minute: 1 });
+  const limited = new OpenAI({ apiKey: limitedKey.key, baseURL: client.baseURL, maxRetries: 0 });
+  await limited.models.list();
+  await assert.rejects(limited.models.list(), (error: unknown) => {
+    assert.ok(error instanceof OpenAI.RateLimitError, String(error));
+    assert.equal(error.code, 'rate_limited');
+    assert.equal(error.type, 'rate_limit_error');
+    assert.ok(Number(error.headers?.get('retry-after')) >= 1, 'Retry-After kept');
+    return true;
+  });
+  // Not found under /v1 is in OpenAI's shape too.
+  const res = await fetch(`${client.baseURL}/nothing-here`, {
+    headers: { authorization: `Bearer ${key.key}` },
+  });
+  assert.equal(res.status, 404);
+  const body = (await res.json()) as { error: Record<string, unknown> };
+  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type']);
+  assert.equal(body.error.code, 'not_found');
+});
+
+test("the client's AbortController cancelling a stream stops generation on the worker", async () => {
+  const { worker } = llm;
+  const cancelledBefore = await worker.metric('llm_generations_cancelled_total');
+  const abort = new AbortController();
+  const stream = await client.completions.create(
+    { model: MODEL, prompt: PROMPT, max_tokens: 500, temperature: 0, stream: true },
+    { signal: abort.signal },
+  );
+  const iterator = stream[Symbol.asyncIterator]();
+  await iterator.next(); // the first chunk: generation is running
+  const tokensAtCancel = await worker.metric('llm_tokens_generated_total');
+  abort.abort();
+  // The client ends an aborted stream quietly (or with its abort error); either way, no more chunks.
+  await (async () => {
+    for (let next = await iterator.next(); !next.done; next = await iterator.next());
+  })().catch(() => undefined);
+  let cancelled = cancelledBefore;
+  for (let i = 0; i < 100 && cancelled === cancelledBefore; i++) {
+    await sleep(20);
+    cancelled = await worker.metric('llm_generations_cancelled_total');
+  }
+  assert.equal(cancelled, cancelledBefore + 1, 'the worker counted a cancelled generation');
+  const tokensAfterCancel = await worker.metric('llm_tokens_generated_total');
+  assert.ok(tokensAfterCancel - tokensAtCancel < 500, 'it stopped before max_tokens');
+});
+
+test('chat.completions on a model without a chat template: BadRequestError with param model', async () => {
+  for (const stream of [false, true]) {
+    await assert.rejects(
+      client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Hi' }], stream }),
+      (error: unknown) => {
+        assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+        assert.equal(error.param, 'model');
+        assert.match(error.message, /template/i);
+        return true;
+      },
+    );
+  }
+});

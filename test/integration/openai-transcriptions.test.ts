@@ -1,0 +1,134 @@
+// POST /v1/audio/transcriptions through the official `openai` npm client, pointed at a real
+// gateway over a real whisper worker (the tiny random-weight model: its words are noise, so the
+// checks are on shapes and times): every response_format, the same transcript in each, and the
+// 400s the client reports as BadRequestError with `param`.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import OpenAI, { toFile } from 'openai';
+import { createKey, type CreatedKey } from '../support/admin.js';
+import { makeAudioFixtures, type AudioFixtures } from '../support/audio.js';
+import { startStack, type Stack } from '../support/stack.js';
+import {
+  startWorker,
+  tinyWhisperRepository,
+  type TinyModelRepository,
+  type WorkerProcess,
+} from '../support/worker.js';
+
+let repo: TinyModelRepository;
+let worker: WorkerProcess;
+let stack: Stack;
+let key: CreatedKey;
+let audio: AudioFixtures;
+let client: OpenAI;
+let speech: Buffer;
+
+before(async () => {
+  [repo, audio] = await Promise.all([tinyWhisperRepository(), makeAudioFixtures()]);
+  worker = await startWorker('whisper', { env: { MODEL_DIR: repo.modelDir } });
+  stack = await startStack({ env: { WHISPER_ADDR: worker.address } });
+  key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
+  client = new OpenAI({ apiKey: key.key, baseURL: `${stack.gateway.url}/v1`, maxRetries: 0 });
+  speech = await audio.speech('mp3');
+});
+after(async () => {
+  await stack?.stop();
+  await worker?.stop();
+  await Promise.all([repo?.remove(), audio?.remove()]);
+});
+
+const transcribe = async (fields: Record<string, unknown>) =>
+  // `model` before `file`: the worker picks its model when the audio starts arriving.
+  client.audio.transcriptions.create({
+    model: repo.modelId,
+    file: await toFile(speech, 'speech.mp3'),
+    ...fields,
+  } as OpenAI.Audio.TranscriptionCreateParamsNonStreaming) as Promise<unknown>;
+
+interface Verbose {
+  task: string;
+  language: string;
+  duration: number;
+  text: string;
+  segments: { id: number; start: number; end: number; text: string }[];
+}
+
+test('every response_format: json, text, srt, vtt and verbose_json, the same transcript in each', async () => {
+  const verbose = (await transcribe({
+    response_format: 'verbose_json',
+    timestamp_granularities: ['segment'],
+    language: 'en',
+    prompt: 'ignored',
+    temperature: 0,
+  })) as Verbose;
+  assert.equal(verbose.task, 'transcribe');
+  assert.equal(verbose.language, 'en');
+  assert.ok(Math.abs(verbose.duration - audio.speechSeconds) < 0.5, `duration ${verbose.duration}`);
+  assert.ok(verbose.segments.length > 0, 'at least one segment');
+  let previousEnd = 0;
+  verbose.segments.forEach((segment, i) => {
+    assert.deepEqual(Object.keys(segment).sort(), ['end', 'id', 'start', 'text']);
+    assert.equal(segment.id, i);
+    assert.ok(segment.start >= previousEnd - 1e-9 && segment.end >= segment.start, JSON.stringify(segment));
+    assert.ok(
+      segment.end <= verbose.duration + 1e-9,
+      `segment within the duration: ${JSON.stringify(segment)}`,
+    );
+    previousEnd = segment.end;
+  });
+
+  const json = (await transcribe({ response_format: 'json', language: 'en' })) as { text: string };
+  assert.deepEqual(json, { text: verbose.text });
+  // The client returns the body as a string for the text formats.
+  const text = (await transcribe({ response_format: 'text', language: 'en' })) as string;
+  assert.equal(text.trim(), verbose.text);
+  const srt = (await transcribe({ response_format: 'srt', language: 'en' })) as string;
+  assert.match(srt, /^1\n\d{2}:\d{2}:\d{2},\d{3} --> \d{2}:\d{2}:\d{2},\d{3}\n/);
+  assert.equal(srt.match(/ --> /g)?.length, verbose.segments.length, 'one cue per segment');
+  const vtt = (await transcribe({ response_format: 'vtt', language: 'en' })) as string;
+  assert.match(vtt, /^WEBVTT\n\n\d{2}:\d{2}:\d{2}\.\d{3} --> /);
+  assert.equal(vtt.match(/ --> /g)?.length, verbose.segments.length);
+});
+
+test('bad fields are BadRequestError naming the param; no file too', async () => {
+  for (const [fields, param] of [
+    [{ response_format: 'docx' }, 'response_format'],
+    [{ timestamp_granularities: ['word'] }, 'timestamp_granularities'],
+    [{ language: 'english' }, 'language'],
+    [{ temperature: 3 }, 'temperature'],
+  ] as const) {
+    await assert.rejects(transcribe(fields), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.BadRequestError, `${JSON.stringify(fields)}: ${String(error)}`);
+      assert.equal(error.param, param);
+      return true;
+    });
+  }
+  await assert.rejects(transcribe({ model: 'no-such-model' }), (error: unknown) => {
+    assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+    assert.equal(error.code, 'unknown_model');
+    return true;
+  });
+  // Named after the file, another model than the one the upload started on is a 400 naming it.
+  await assert.rejects(
+    client.audio.transcriptions.create({ file: await toFile(speech, 'speech.mp3'), model: 'no-such-model' }),
+    (error: unknown) => {
+      assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+      assert.equal(error.param, 'model');
+      return true;
+    },
+  );
+  const form = new FormData();
+  form.append('model', repo.modelId);
+  const res = await fetch(`${client.baseURL}/audio/transcriptions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key.key}` },
+    body: form,
+  });
+  assert.equal(res.status, 400);
+  assert.deepEqual(((await res.json()) as { error: unknown }).error, {
+    message: 'file: an audio file is required',
+    type: 'invalid_request_error',
+    param: 'file',
+    code: 'invalid_request',
+  });
+});
