@@ -57,7 +57,12 @@ describe('browser session lifecycle', { timeout: 300_000 }, () => {
         async () => (await chromiumPids(stack.profileRoot)).length === 0,
         5_000,
       );
-      assert.deepEqual(await stack.profiles(), []);
+      // The worker removes the profile folder once its Chromium has exited: a moment later.
+      await waitFor(
+        'the profile folder to be removed',
+        async () => (await stack.profiles()).length === 0,
+        5_000,
+      );
       const details = await fetch(`${stack.gateway.url}/api/browser/session/${id}/details`, {
         headers: bearer(key.key),
       });
