@@ -117,6 +117,7 @@ export function createApp({
       llm: clients.llm,
       diffusion: clients.diffusion,
       whisper: clients.whisper,
+      animation: clients.animation,
       tiers: config.tiers,
       objects,
       listers: [clients.llm, clients.whisper, clients.diffusion, clients.animation],

@@ -3,7 +3,10 @@ import { SwitchboardError } from '@switchboard/errors';
 import { type Tier, tierRank } from '@switchboard/keys';
 
 /** Path prefixes that need more than the basic tier; checked before the rate limit spends. */
-const minimumTiers: { prefix: string; tier: Tier }[] = [{ prefix: '/animate', tier: 'professional' }];
+const minimumTiers: { prefix: string; tier: Tier }[] = [
+  { prefix: '/animate', tier: 'professional' },
+  { prefix: '/v1/videos', tier: 'professional' },
+];
 
 /**
  * The path as a policy must read it: percent-decoded, lower-cased, with repeated and trailing

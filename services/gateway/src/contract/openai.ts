@@ -469,3 +469,240 @@ declareRoute({
     ...workerErrors,
   ],
 });
+
+const animationLimits = requestLimits.animation;
+const videoSideInBounds = (side: number) =>
+  side >= animationLimits.side.min &&
+  side <= animationLimits.side.max &&
+  side % animationLimits.sideMultiple === 0;
+const numberLike = /^\s*\d+(\.\d+)?\s*$/;
+
+/**
+ * POST /v1/videos, as a JSON body or as the form OpenAI's client sends (text parts, and
+ * `input_reference` as a file part or as `input_reference[image_url]`). Form values are strings,
+ * so every field reads strings; `seconds` and the extensions read number-like strings as well.
+ */
+export const VideoCreateRequest = z
+  .object({
+    model: z
+      .string()
+      .regex(/^video-diffusion(\/.+)?$/, 'expected video-diffusion (the image-to-video back-end)')
+      .max(200)
+      .nullish()
+      .meta({
+        description:
+          '`video-diffusion` (default) or a `video-diffusion/<model>` id from `GET /v1/models`; the back-end runs its loaded model.',
+      }),
+    prompt: z.string().max(10_000).nullish().meta({
+      description:
+        'Accepted and ignored: the video-diffusion back-end animates the image without a text prompt.',
+    }),
+    input_reference: z
+      .union([z.string(), z.object({ image_url: z.string({ error: 'is required' }) })])
+      .optional()
+      .meta({
+        description:
+          'Required: the image to animate. An image URL this API returned to the same key (`/api/images/img-….png`), or a `data:image/png|jpeg|webp;base64,…` URL; as a string or as `{"image_url": …}`. In a form, also a file part.',
+      }),
+    seconds: z
+      .union([z.string().regex(numberLike, 'expected a number of seconds, e.g. "4"'), z.number()])
+      .transform(Number)
+      .pipe(z.number().min(animationLimits.durationS.min).max(animationLimits.durationS.max))
+      .nullish()
+      .meta({
+        description: `Length of the clip, ${animationLimits.durationS.min}–${animationLimits.durationS.max} s (OpenAI's "4", "8", "12" included); default ${animationLimits.defaultDurationS}.`,
+      }),
+    size: z
+      .string()
+      .regex(/^\d{1,5}x\d{1,5}$/, 'expected WIDTHxHEIGHT, e.g. 512x512')
+      .refine(
+        (size) => size.split('x').every((side) => videoSideInBounds(Number(side))),
+        `each side must be ${animationLimits.side.min}–${animationLimits.side.max} and a multiple of ${animationLimits.sideMultiple}`,
+      )
+      .nullish()
+      .meta({ description: "`WIDTHxHEIGHT`; default: the model's native size." }),
+    fps: z.coerce
+      .number()
+      .int()
+      .min(animationLimits.fps.min)
+      .max(animationLimits.fps.max)
+      .optional()
+      .meta({ description: `Extension: frames per second; default ${animationLimits.defaultFps}.` }),
+    seed: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional()
+      .meta({ description: 'Extension: same seed + same parameters = same video.' }),
+  })
+  .meta({ id: 'OpenAiVideoCreateRequest' });
+
+const OpenAiVideo = z
+  .object({
+    id: z.string().regex(/^job-/).meta({ description: 'The animation job id.' }),
+    object: z.literal('video'),
+    model: z.string().meta({ description: "The job's back-end: `video-diffusion` for jobs made here." }),
+    status: z.enum(['queued', 'in_progress', 'completed', 'failed']).meta({
+      description:
+        'The job status mapped: `queued`; `running` → `in_progress`; `succeeded` → `completed`; `failed` and `canceled` → `failed` (with `error`).',
+    }),
+    progress: z.number().int().min(0).max(100),
+    created_at: created,
+    completed_at: created.nullable().meta({ description: 'When the job ended (Unix seconds), or null.' }),
+    expires_at: z.null(),
+    seconds: z.string().meta({ description: 'The clip length asked (or made), in seconds.' }),
+    size: z.string().meta({ description: '`WIDTHxHEIGHT`, as made once completed.' }),
+    remixed_from_video_id: z.null(),
+    error: z
+      .object({ code: z.string(), message: z.string() })
+      .nullable()
+      .meta({ description: "The job's error (`canceled` for a canceled job)." }),
+  })
+  .meta({ id: 'OpenAiVideo' });
+
+const videoTierNote = 'Needs a key of the `professional` tier or higher (`403 tier_required`), as /animate.';
+const videoErrors = [...keyErrors, 'tier_required', 'unavailable'] as const;
+const VideoPath = z.object({
+  id: z
+    .string()
+    .regex(/^job-/)
+    .meta({ description: 'The video (animation job) id. Jobs of other keys are `404 job_not_found`.' }),
+});
+
+declareRoute({
+  method: 'post',
+  path: '/v1/videos',
+  operationId: 'openAiCreateVideo',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  errorDialect: 'openai',
+  summary: 'Create a video (OpenAI shape)',
+  description: `Queues an animation job on the \`video-diffusion\` back-end (as POST /animate) that animates \`input_reference\`; poll GET /v1/videos/{id}. Without \`input_reference\` → 400 with \`param: input_reference\`. ${videoTierNote}`,
+  body: {
+    content: {
+      'application/json': { schema: VideoCreateRequest },
+      'multipart/form-data': {
+        schema: VideoCreateRequest.extend({
+          input_reference: z.string().optional().meta({
+            contentMediaType: 'application/octet-stream',
+            description:
+              'The image (PNG, JPEG or WebP) as a file part, or `input_reference[image_url]` as a text part.',
+          }),
+        }).meta({ id: 'OpenAiVideoCreateForm' }),
+        encoding: { input_reference: { contentType: 'image/png, image/jpeg, image/webp' } },
+      },
+    },
+  },
+  responses: { 200: { description: 'The video job, `queued`.', content: json(OpenAiVideo) } },
+  errors: [...videoErrors, ...jsonBodyErrors, 'not_found', 'job_limit'],
+});
+
+export const VideoListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20).meta({ description: 'Videos per page.' }),
+  after: z.string().regex(/^job-/, 'expected the id of the previous page’s last video').optional().meta({
+    description: 'The last `id` of the previous page: only older videos follow.',
+  }),
+  order: z.enum(['desc']).optional().meta({ description: 'Only `desc` (newest first).' }),
+});
+
+declareRoute({
+  method: 'get',
+  path: '/v1/videos',
+  operationId: 'openAiListVideos',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  errorDialect: 'openai',
+  summary: "List the key's videos (OpenAI shape)",
+  description: `Every animation job of the key, newest first (jobs from POST /animate included, \`model\` naming their back-end). ${videoTierNote}`,
+  query: VideoListQuery,
+  responses: {
+    200: {
+      description: 'A page of videos.',
+      content: json(
+        z
+          .object({
+            object: z.literal('list'),
+            data: z.array(OpenAiVideo),
+            first_id: z.string().nullable(),
+            last_id: z.string().nullable(),
+            has_more: z.boolean(),
+          })
+          .meta({ id: 'OpenAiVideoList' }),
+      ),
+    },
+  },
+  errors: [...videoErrors, 'invalid_request'],
+});
+
+declareRoute({
+  method: 'get',
+  path: '/v1/videos/{id}',
+  operationId: 'openAiGetVideo',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  errorDialect: 'openai',
+  summary: 'Get a video (OpenAI shape)',
+  description: videoTierNote,
+  params: VideoPath,
+  responses: { 200: { description: 'The video job.', content: json(OpenAiVideo) } },
+  errors: [...videoErrors, 'job_not_found'],
+});
+
+declareRoute({
+  method: 'delete',
+  path: '/v1/videos/{id}',
+  operationId: 'openAiDeleteVideo',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  errorDialect: 'openai',
+  summary: 'Cancel a video (OpenAI shape)',
+  description: `Cancels the job as DELETE /animate/{job_id} does: a queued job at once, a running one within 2 s; a job that already finished → \`409 job_finished\` (its files expire with the store's retention). ${videoTierNote}`,
+  params: VideoPath,
+  responses: {
+    200: {
+      description: 'The job was canceled.',
+      content: json(
+        z
+          .object({ id: z.string(), object: z.literal('video.deleted'), deleted: z.literal(true) })
+          .meta({ id: 'OpenAiVideoDeleted' }),
+      ),
+    },
+  },
+  errors: [...videoErrors, 'job_not_found', 'job_finished'],
+});
+
+export const VideoContentQuery = z.object({
+  variant: z
+    .literal('video', { error: 'only video is available' })
+    .optional()
+    .meta({ description: 'Only `video` (the MP4).' }),
+});
+
+declareRoute({
+  method: 'get',
+  path: '/v1/videos/{id}/content',
+  operationId: 'openAiGetVideoContent',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  errorDialect: 'openai',
+  summary: 'Download a video (OpenAI shape)',
+  description: `The MP4 of a completed video, served as GET /api/videos/{job_id}.mp4 (one \`Range\` → 206). A video not completed, or another key's, → 404. ${videoTierNote}`,
+  params: VideoPath,
+  query: VideoContentQuery,
+  headers: z.object({
+    Range: z.string().optional().meta({ description: 'One byte range, e.g. `bytes=0-1048575`.' }),
+  }),
+  responses: {
+    200: {
+      description: 'The MP4.',
+      content: { 'video/mp4': { schema: z.string().meta({ contentMediaType: 'video/mp4' }) } },
+    },
+    206: {
+      description: 'The asked bytes.',
+      content: { 'video/mp4': { schema: z.string().meta({ contentMediaType: 'video/mp4' }) } },
+    },
+    416: { description: 'Range Not Satisfiable. No body.' },
+  },
+  errors: [...keyErrors, 'tier_required', 'invalid_request', 'not_found', 'unavailable'],
+});

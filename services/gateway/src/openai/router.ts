@@ -9,6 +9,8 @@ import { completionsRouter } from './completions.js';
 import { imagesRouter, type ImageDeps } from './images.js';
 import { openAiModelsRouter } from './models.js';
 import { transcriptionsRouter } from './transcriptions.js';
+import { videosRouter } from './videos.js';
+import type { AnimationJobs } from '../clients/animation.js';
 import type { WhisperWorker } from '../clients/whisper.js';
 import type { TierPolicies } from '@switchboard/keys';
 
@@ -23,6 +25,7 @@ export interface OpenAiDeps extends CompletionDeps, ImageDeps {
   listers: readonly ModelLister[];
   whisper: WhisperWorker;
   tiers: TierPolicies;
+  animation: AnimationJobs;
 }
 
 /**
@@ -37,5 +40,6 @@ export function v1Router(deps: OpenAiDeps): Router {
   router.use(chatCompletionsRouter(deps));
   router.use(imagesRouter(deps));
   router.use(transcriptionsRouter(deps.whisper, deps.tiers));
+  router.use(videosRouter(deps));
   return router;
 }

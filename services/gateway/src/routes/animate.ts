@@ -1,8 +1,9 @@
 import type { Request, RequestHandler, Router } from 'express';
-import multer, { MulterError, type StorageEngine } from 'multer';
+import multer, { MulterError } from 'multer';
 import { SwitchboardError } from '@switchboard/errors';
 import { newJobId } from '@switchboard/jobs';
 import type { ObjectStore } from '@switchboard/objectstore';
+import { fileParts } from '../animation/file-parts.js';
 import { JobMedia, type StoredMedia } from '../animation/job-media.js';
 import { mediaFields, type MediaField } from '../animation/request.js';
 import {
@@ -23,30 +24,6 @@ type AnimateRequest = Request & { media?: JobMedia; stored?: MediaSet };
 
 /** Stands for a JSON medium not yet stored, when only its presence matters. */
 const pending: StoredMedia = { key: '', identity: '' };
-
-/** Form parts arrive in any order: file parts are stored as they stream past (see JobMedia). */
-function storeFileParts(): StorageEngine {
-  return {
-    _handleFile(req, file, done) {
-      const request = req as AnimateRequest;
-      const field = file.fieldname as MediaField;
-      const stored = (request.stored ??= {});
-      request.media!.fromStream(field, file.stream).then(
-        (media: StoredMedia) => {
-          stored[field] = media;
-          done(null, {});
-        },
-        (error: unknown) => {
-          file.stream.resume(); // let the parser finish reading the form
-          done(error);
-        },
-      );
-    },
-    _removeFile(_req, _file, done) {
-      done(null);
-    },
-  };
-}
 
 function fromMulterError(error: unknown): unknown {
   if (!(error instanceof MulterError)) return error;
@@ -81,7 +58,10 @@ export function animateRouter(
     Object.entries(tiers).map(([tier, policy]) => [
       tier,
       multer({
-        storage: storeFileParts(),
+        storage: fileParts(
+          (fieldname) => fieldname as MediaField,
+          (req, field, media) => (((req as AnimateRequest).stored ??= {})[field] = media),
+        ),
         limits: {
           fileSize: policy.upload_limit_bytes,
           files: 3,

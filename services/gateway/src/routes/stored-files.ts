@@ -138,10 +138,25 @@ async function serveRange(store: ObjectStore, key: string, header: string, res: 
  * single `Range` gets 206; an `If-Range` is never matched (no validators are sent), so the RFC
  * has the whole file sent instead.
  */
-async function serve(store: ObjectStore, key: string, req: Request, res: Response): Promise<void> {
+export async function serveStoredFile(
+  store: ObjectStore,
+  key: string,
+  req: Request,
+  res: Response,
+): Promise<void> {
   const range = req.get('range');
   if (range === undefined || req.get('if-range') !== undefined) return serveWhole(store, key, res);
   return serveRange(store, key, range, res);
+}
+
+/** The MP4 of an animation job, as GET /api/videos/<job_id>.mp4 serves it (also /v1/videos/{id}/content). */
+export async function serveJobVideo(
+  store: ObjectStore,
+  jobId: string,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  await serveStoredFile(store, keyOr404(videoKeyOfFile(`${jobId}.mp4`)?.key), req, res);
 }
 
 const param = (req: Request, name: string): string => {
@@ -153,17 +168,22 @@ const param = (req: Request, name: string): string => {
 export function storedFilesRouter(store: ObjectStore): Router {
   const router = exactRouter();
   router.get('/api/images/:id.png', async (req, res) => {
-    await serve(store, keyOr404(imageKeyOfFile(`${param(req, 'id')}.png`)), req, res);
+    await serveStoredFile(store, keyOr404(imageKeyOfFile(`${param(req, 'id')}.png`)), req, res);
   });
   for (const kind of ['mp4', 'jpg']) {
     router.get(`/api/videos/:job_id.${kind}`, async (req, res) => {
-      await serve(store, keyOr404(videoKeyOfFile(`${param(req, 'job_id')}.${kind}`)?.key), req, res);
+      await serveStoredFile(
+        store,
+        keyOr404(videoKeyOfFile(`${param(req, 'job_id')}.${kind}`)?.key),
+        req,
+        res,
+      );
     });
   }
   router.get('/api/browser/screenshots/:session_id/:filename', async (req, res) => {
     const sessionId = param(req, 'session_id');
     const key = isSessionId(sessionId) ? screenshotKeyOfFile(sessionId, param(req, 'filename')) : null;
-    await serve(store, keyOr404(key), req, res);
+    await serveStoredFile(store, keyOr404(key), req, res);
   });
   return router;
 }
