@@ -50,3 +50,4 @@ export {
 } from './worker.js';
 export { SeededRandom } from './seeded-random.js';
 export { modelWorkerEnvFields, modelWorkerSettings } from './worker-env.js';
+export { fromFloat16Array, fromFloat16Bits, toFloat16Array, toFloat16Bits } from './float16.js';

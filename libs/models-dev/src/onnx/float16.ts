@@ -13,7 +13,11 @@ const FLOAT16 = 10;
 const single = new Float32Array(1);
 const singleBits = new Uint32Array(single.buffer);
 
-/** The float16 bit pattern nearest to `value` (ties to even; overflow to ±Infinity). */
+/**
+ * The float16 bit pattern nearest to `value` (ties to even; overflow to ±Infinity). The same
+ * conversion as toFloat16Bits in @switchboard/models, which cannot be imported here: that
+ * package's tests build their models with this one.
+ */
 export function float16Bits(value: number): number {
   single[0] = value;
   const bits = singleBits[0]!;

@@ -23,7 +23,7 @@ import { transformersDeviceOptions, type ExecutionConfig, type ModelEntry } from
 import type { DiffusionModel, FloatTensor } from '../generation/diffusion-model.js';
 import { parseSchedulerConfig } from '../scheduling/noise-schedule.js';
 import { ClipBpeTokenizer } from '../tokenizer/clip-bpe.js';
-import { fromFloat16, toFloat16 } from './float16.js';
+import { fromFloat16Array, toFloat16Array } from '@switchboard/models';
 import { nativeSize } from './native-size.js';
 
 const readJson = async (path: string) => JSON.parse(await readFile(path, 'utf8')) as Record<string, unknown>;
@@ -47,7 +47,7 @@ function floatType(session: InferenceSession, part: string, input: string): Floa
 
 /** A float32 array as the session's input type. */
 const floatTensor = (type: FloatType, data: Float32Array, dims: readonly number[]): Tensor =>
-  type === 'float16' ? new Tensor('float16', toFloat16(data), dims) : new Tensor('float32', data, dims);
+  type === 'float16' ? new Tensor('float16', toFloat16Array(data), dims) : new Tensor('float32', data, dims);
 
 /** Integer ids in the element type the text encoder declares. */
 function idTensor(type: string, ids: readonly number[], dims: readonly number[]): Tensor {
@@ -61,7 +61,7 @@ function timestepTensor(type: string, rank: number, timestep: number): Tensor {
   // An integer timestep input truncates, as diffusers' ONNX pipeline does (numpy astype).
   if (type === 'int64') return new Tensor('int64', BigInt64Array.of(BigInt(Math.trunc(timestep))), dims);
   if (type === 'float32') return new Tensor('float32', Float32Array.of(timestep), dims);
-  if (type === 'float16') return new Tensor('float16', toFloat16([timestep]), dims);
+  if (type === 'float16') return new Tensor('float16', toFloat16Array(Float32Array.of(timestep)), dims);
   throw new Error(`unet: timestep of type ${type} is not supported`);
 }
 
@@ -69,7 +69,8 @@ function timestepTensor(type: string, rank: number, timestep: number): Tensor {
 function floatOutput(outputs: InferenceSession.ReturnType, name: string): FloatTensor {
   const tensor = outputs[name];
   if (tensor?.type === 'float32') return { data: tensor.data as Float32Array, dims: tensor.dims };
-  if (tensor?.type === 'float16') return { data: fromFloat16(tensor.data as Uint16Array), dims: tensor.dims };
+  if (tensor?.type === 'float16')
+    return { data: fromFloat16Array(tensor.data as Uint16Array), dims: tensor.dims };
   throw new Error(`missing float32 or float16 output "${name}"`);
 }
 

@@ -2,7 +2,7 @@
 // input or output plays a role (by name, never by position), its element type and rank, and
 // float tensors in and out in whichever float type the export declares (float32 or float16).
 import { Tensor, type InferenceSession } from 'onnxruntime-node';
-import { fromFloat16Array, toFloat16Array } from './float16.js';
+import { fromFloat16Array, toFloat16Array } from '@switchboard/models';
 
 export type FloatType = 'float32' | 'float16';
 

@@ -1,5 +1,5 @@
-// IEEE half precision ⇄ float32, for exports whose inputs and outputs are float16 (TensorRT-era SVD
-// exports often are). Node 20 has no Float16Array; onnxruntime-node takes and gives the raw bits
+// IEEE half precision ⇄ float32, for exports whose inputs and outputs are float16 (fp16 diffusers
+// exports, TensorRT-era SVD exports; models-dev writes fp16 weights with it). Node 20 has no Float16Array; onnxruntime-node takes and gives the raw bits
 // as a Uint16Array. Conversion rounds to nearest even, overflows to ±Infinity, keeps subnormals.
 
 const f32 = new Float32Array(1);
