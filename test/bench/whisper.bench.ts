@@ -52,8 +52,7 @@ try {
       signal,
     });
     await recognizeWindows(streamWindows(pcm, windowing, 16_000), {
-      model,
-      language: () => 'en',
+      choose: () => ({ model, language: 'en' }),
       inSlot: (work) => work(),
       signal,
     });

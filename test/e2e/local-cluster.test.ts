@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import OpenAI, { toFile } from 'openai';
 import { createSwitchboardClient, type Schema } from '@switchboard/client';
 import { freePort } from '@switchboard/devcluster';
 import { makeAudioFixtures } from '../support/audio.js';
@@ -23,7 +24,7 @@ function answered<T>(call: { data?: T; error?: unknown; response: Response }, st
 test(
   'the runner starts NATS, Redis, the workers and the gateway, serves the API, and Ctrl-C leaves nothing behind',
   { timeout: 240_000 },
-  async () => {
+  async (t) => {
     const port = await freePort();
     const site = await startTestSite();
     const stateDir = mkdtempSync(join(tmpdir(), 'sb-e2e-'));
@@ -40,6 +41,10 @@ test(
         SWITCHBOARD_FAKE_AVATAR: '1',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // A failed check must not leave the cluster running (and the test process waiting on it).
+    t.after(() => {
+      if (runner.exitCode === null && runner.signalCode === null) runner.kill('SIGINT');
     });
     let output = '';
     runner.stdout.on('data', (c: Buffer) => (output += c.toString()));
@@ -146,6 +151,8 @@ test(
       assert.equal(mp4.headers.get('content-type'), 'video/mp4');
     }
 
+    await exerciseOpenAiApi(base, key, proKey, face);
+
     // A browser session end to end: Chromium, the guard, the shared local file store.
     const { session_id: id } = answered(await api.POST('/api/browser/session/create', { body: {} }), 201);
     const session = { params: { path: { id } } };
@@ -180,3 +187,68 @@ test(
     await site.stop();
   },
 );
+
+/**
+ * The OpenAI-compatible API (/v1) of the runner's cluster through the official client, as the
+ * README shows it: models, a streamed chat on the development Llama's chat template, a
+ * transcription, an image and a video job.
+ */
+async function exerciseOpenAiApi(base: string, key: string, proKey: string, face: string): Promise<void> {
+  const client = new OpenAI({ apiKey: key, baseURL: `${base}/v1`, maxRetries: 0 });
+  const models = (await client.models.list()).data as (OpenAI.Model & { capability: string })[];
+  const modelOf = (capability: string) => {
+    const model = models.find((m) => m.capability === capability);
+    assert.ok(model, `/v1/models lists a ${capability} model: ${JSON.stringify(models)}`);
+    return model.id;
+  };
+
+  const stream = await client.chat.completions.create({
+    model: modelOf('llm'),
+    messages: [{ role: 'user', content: 'Tell me a story.' }],
+    max_tokens: 8,
+    stream: true,
+  });
+  const chunks: OpenAI.ChatCompletionChunk[] = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  assert.equal(chunks[0]?.choices[0]?.delta.role, 'assistant');
+  assert.ok(
+    ['length', 'stop'].includes(chunks.at(-1)?.choices[0]?.finish_reason ?? ''),
+    JSON.stringify(chunks),
+  );
+
+  const audio = await makeAudioFixtures(3);
+  const vtt = await client.audio.transcriptions.create({
+    file: await toFile(audio.long, 'speech.wav'),
+    model: modelOf('whisper'),
+    response_format: 'vtt',
+  });
+  await audio.remove();
+  assert.match(vtt, /^WEBVTT/);
+
+  const image = await client.images.generate({
+    model: modelOf('diffusion'),
+    prompt: 'a lighthouse',
+    size: '256x128',
+    response_format: 'b64_json',
+  });
+  assert.deepEqual(pngSize(Buffer.from(image.data![0]!.b64_json!, 'base64')), { width: 256, height: 128 });
+
+  const pro = new OpenAI({ apiKey: proKey, baseURL: `${base}/v1`, maxRetries: 0 });
+  const created = await pro.videos.create({
+    input_reference: { image_url: face },
+    prompt: 'ignored',
+    seconds: '1',
+    size: '64x64',
+  } as unknown as OpenAI.VideoCreateParams);
+  let video = created;
+  for (
+    const until = Date.now() + 60_000;
+    !['completed', 'failed'].includes(video.status) && Date.now() < until;
+  ) {
+    await new Promise((r) => setTimeout(r, 200));
+    video = await pro.videos.retrieve(created.id);
+  }
+  assert.equal(video.status, 'completed', JSON.stringify(video));
+  const mp4 = await pro.videos.downloadContent(created.id);
+  assert.equal(mp4.headers.get('content-type'), 'video/mp4');
+}

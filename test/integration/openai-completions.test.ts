@@ -4,6 +4,7 @@
 // error classes for our 400/401, and a client abort that stops the worker's generation.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { createKey, type CreatedKey } from '../support/admin.js';
 import { type LlmStack, sleep, startLlmStack } from '../support/stack.js';
@@ -154,17 +155,6 @@ test('400s surface as BadRequestError naming the param; 401 as AuthenticationErr
     assert.equal(error.type, 'authentication_error');
     return true;
   });
-  // Over the key's limit: RateLimitError, with the Retry-After the client's retry logic reads.
-  const limitedKey = await createKey(llm.stack.gateway, { rate_limit_per_minute: 1 });
-  const limited = new OpenAI({ apiKey: limitedKey.key, baseURL: client.baseURL, maxRetries: 0 });
-  await limited.models.list();
-  await assert.rejects(limited.models.list(), (error: unknown) => {
-    assert.ok(error instanceof OpenAI.RateLimitError, String(error));
-    assert.equal(error.code, 'rate_limited');
-    assert.equal(error.type, 'rate_limit_error');
-    assert.ok(Number(error.headers?.get('retry-after')) >= 1, 'Retry-After kept');
-    return true;
-  });
   // Not found under /v1 is in OpenAI's shape too.
   const res = await fetch(`${client.baseURL}/nothing-here`, {
     headers: { authorization: `Bearer ${key.key}` },
@@ -173,6 +163,64 @@ test('400s surface as BadRequestError naming the param; 401 as AuthenticationErr
   const body = (await res.json()) as { error: Record<string, unknown> };
   assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type']);
   assert.equal(body.error.code, 'not_found');
+});
+
+test("a 429's Retry-After is honoured by the client's own retries; when they run out, RateLimitError", async () => {
+  const limitedKey = await createKey(llm.stack.gateway, { rate_limit_per_minute: 1 });
+  // The limiter's counter for this key in the stack's Redis (RATE_LIMIT_PREFIX's default).
+  const counter = `sb:rl:key:${limitedKey.id}`;
+  const redis = new Redis(llm.stack.redis.url);
+  const attempts: { at: number; status: number; retryAfter: number }[] = [];
+  const recordingFetch: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    attempts.push({ at: Date.now(), status: res.status, retryAfter: Number(res.headers.get('retry-after')) });
+    return res;
+  };
+  const limited = new OpenAI({
+    apiKey: limitedKey.key,
+    baseURL: client.baseURL,
+    maxRetries: 1,
+    fetch: recordingFetch,
+  });
+  try {
+    // Spend the minute, then move its end near: the next call is refused with a Retry-After of
+    // about a second, which the client waits out (it ignores values of 60 s or more) before its
+    // one retry, which a fresh window admits.
+    await limited.models.list();
+    assert.equal(await redis.pexpire(counter, 1200), 1, 'the counter exists under its documented key');
+    attempts.length = 0;
+    await limited.models.list();
+    assert.deepEqual(
+      attempts.map((a) => a.status),
+      [429, 200],
+    );
+    const [refused, admitted] = attempts as [(typeof attempts)[0], (typeof attempts)[0]];
+    assert.ok(refused.retryAfter >= 1 && refused.retryAfter <= 2, `Retry-After ${refused.retryAfter}`);
+    assert.ok(admitted.at - refused.at >= refused.retryAfter * 1000 - 50, 'the retry waited for Retry-After');
+
+    // Another caller on the same key spends each new window as soon as it opens: the retry is
+    // refused too, and the client gives up with RateLimitError carrying our code.
+    await redis.set(counter, '5', 'PX', 1200);
+    attempts.length = 0;
+    const keepSpent = setInterval(() => void redis.set(counter, '5', 'PX', 1200, 'NX'), 100);
+    try {
+      await assert.rejects(limited.models.list(), (error: unknown) => {
+        assert.ok(error instanceof OpenAI.RateLimitError, String(error));
+        assert.equal(error.code, 'rate_limited');
+        assert.equal(error.type, 'rate_limit_error');
+        return true;
+      });
+    } finally {
+      clearInterval(keepSpent);
+    }
+    assert.deepEqual(
+      attempts.map((a) => a.status),
+      [429, 429],
+    );
+    assert.ok(attempts[1]!.at - attempts[0]!.at >= attempts[0]!.retryAfter * 1000 - 50);
+  } finally {
+    redis.disconnect();
+  }
 });
 
 test("the client's AbortController cancelling a stream stops generation on the worker", async () => {

@@ -4,7 +4,9 @@
 // 400s the client reports as BadRequestError with `param`.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
+import { buildTinyWhisper } from '@switchboard/models-dev';
 import { createKey, type CreatedKey } from '../support/admin.js';
 import { makeAudioFixtures, type AudioFixtures } from '../support/audio.js';
 import { startStack, type Stack } from '../support/stack.js';
@@ -23,9 +25,15 @@ let audio: AudioFixtures;
 let client: OpenAI;
 let speech: Buffer;
 
+// A second model beside the default, with other weights, so which one ran shows in the words.
+const OTHER_MODEL = 'tiny-whisper-other';
+
 before(async () => {
   [repo, audio] = await Promise.all([tinyWhisperRepository(), makeAudioFixtures()]);
-  worker = await startWorker('whisper', { env: { MODEL_DIR: repo.modelDir } });
+  await buildTinyWhisper(join(repo.modelDir, 'whisper', OTHER_MODEL), { seed: 7 });
+  worker = await startWorker('whisper', {
+    env: { MODEL_DIR: repo.modelDir, WHISPER_DEFAULT_MODEL: repo.modelId },
+  });
   stack = await startStack({ env: { WHISPER_ADDR: worker.address } });
   key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
   client = new OpenAI({ apiKey: key.key, baseURL: `${stack.gateway.url}/v1`, maxRetries: 0 });
@@ -37,11 +45,10 @@ after(async () => {
   await Promise.all([repo?.remove(), audio?.remove()]);
 });
 
-const transcribe = async (fields: Record<string, unknown>) =>
-  // `model` before `file`: the worker picks its model when the audio starts arriving.
+const transcribe = async (fields: Record<string, unknown>, file = speech) =>
   client.audio.transcriptions.create({
     model: repo.modelId,
-    file: await toFile(speech, 'speech.mp3'),
+    file: await toFile(file, 'speech.mp3'),
     ...fields,
   } as OpenAI.Audio.TranscriptionCreateParamsNonStreaming) as Promise<unknown>;
 
@@ -108,15 +115,6 @@ test('bad fields are BadRequestError naming the param; no file too', async () =>
     assert.equal(error.code, 'unknown_model');
     return true;
   });
-  // Named after the file, another model than the one the upload started on is a 400 naming it.
-  await assert.rejects(
-    client.audio.transcriptions.create({ file: await toFile(speech, 'speech.mp3'), model: 'no-such-model' }),
-    (error: unknown) => {
-      assert.ok(error instanceof OpenAI.BadRequestError, String(error));
-      assert.equal(error.param, 'model');
-      return true;
-    },
-  );
   const form = new FormData();
   form.append('model', repo.modelId);
   const res = await fetch(`${client.baseURL}/audio/transcriptions`, {
@@ -131,4 +129,50 @@ test('bad fields are BadRequestError naming the param; no file too', async () =>
     param: 'file',
     code: 'invalid_request',
   });
+});
+
+test('`model` may come after `file`, as the client sends it, up to the first window transcribed', async () => {
+  const textWith = async (model: string, modelFirst: boolean, file = speech) => {
+    const form = new FormData();
+    if (modelFirst) form.append('model', model);
+    form.append('file', new Blob([file]), 'speech.mp3');
+    if (!modelFirst) form.append('model', model);
+    form.append('response_format', 'text');
+    form.append('language', 'en');
+    const res = await fetch(`${client.baseURL}/audio/transcriptions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.key}` },
+      body: form,
+    });
+    return { status: res.status, body: await res.text() };
+  };
+  const other = await textWith(OTHER_MODEL, true);
+  assert.equal(other.status, 200, other.body);
+  assert.notEqual(other.body, (await textWith(repo.modelId, true)).body, 'the two models differ');
+  assert.deepEqual(await textWith(OTHER_MODEL, false), other, 'named after the file, it is the one used');
+  // Through the client too, whose form puts the file first.
+  const viaClient = await client.audio.transcriptions.create({
+    file: await toFile(speech, 'speech.mp3'),
+    model: OTHER_MODEL,
+    language: 'en',
+    response_format: 'text',
+  });
+  assert.equal(viaClient, other.body);
+
+  // A file longer than one window: its first window is transcribed before the form's end, so a
+  // model named after it is refused, saying to send it first; an unknown one is refused as such.
+  const late = await textWith(OTHER_MODEL, false, audio.long);
+  assert.equal(late.status, 400);
+  const { error } = JSON.parse(late.body) as { error: { param: string; message: string } };
+  assert.equal(error.param, 'model');
+  assert.match(error.message, /before the file/);
+  await assert.rejects(
+    client.audio.transcriptions.create({ file: await toFile(speech, 'speech.mp3'), model: 'no-such-model' }),
+    (error: unknown) => {
+      assert.ok(error instanceof OpenAI.BadRequestError, String(error));
+      assert.equal(error.code, 'unknown_model');
+      assert.equal(error.param, 'model');
+      return true;
+    },
+  );
 });

@@ -118,6 +118,16 @@ test('input_reference as a file part', async () => {
   assert.equal(done.status, 'completed', JSON.stringify(done.error));
 });
 
+test('input_reference as a data: URL larger than 64 KB, which the client sends as a form field', async () => {
+  assert.ok(fx.noisePng.length > 64 * 1024, `${fx.noisePng.length} bytes`);
+  const video = await client.videos.create({
+    ...small(),
+    input_reference: { image_url: dataUrl('image/png', fx.noisePng) },
+  });
+  const done = await waitFor(video.id, (v) => v.status === 'completed' || v.status === 'failed');
+  assert.equal(done.status, 'completed', JSON.stringify(done.error));
+});
+
 test('without input_reference, or with a bad seconds or size: 400 naming the field', async () => {
   for (const [body, param] of [
     [{ prompt: 'a cat' }, 'input_reference'],

@@ -172,6 +172,8 @@ export async function waitForJob(
 export interface Fixtures {
   dir: string;
   png: Buffer;
+  /** 256×256 of noise: a PNG of some 190 KB, larger than a form field usually holds. */
+  noisePng: Buffer;
   /** A 1-second tone, WAV. */
   wav: Buffer;
   /** A 1-second 10 fps test pattern with a tone, MP4. */
@@ -184,6 +186,15 @@ export async function makeFixtures(): Promise<Fixtures> {
   const ff = (args: string[]) =>
     run('ffmpeg', ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...args]);
   await ff(['-f', 'lavfi', '-i', 'testsrc=size=96x96:rate=1', '-frames:v', '1', join(dir, 'image.png')]);
+  await ff([
+    '-f',
+    'lavfi',
+    '-i',
+    'nullsrc=size=256x256,geq=lum=random(1)*255:cb=128:cr=128',
+    '-frames:v',
+    '1',
+    join(dir, 'noise.png'),
+  ]);
   await ff(['-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-ar', '16000', join(dir, 'tone.wav')]);
   await ff([
     '-f',
@@ -206,6 +217,7 @@ export async function makeFixtures(): Promise<Fixtures> {
   return {
     dir,
     png: await readFile(join(dir, 'image.png')),
+    noisePng: await readFile(join(dir, 'noise.png')),
     wav: await readFile(join(dir, 'tone.wav')),
     video: await readFile(join(dir, 'driving.mp4')),
     remove: () => rm(dir, { recursive: true, force: true }),

@@ -108,9 +108,12 @@ export function videosRouter(deps: VideoDeps): Router {
         limits: {
           fileSize: policy.upload_limit_bytes,
           files: 1,
-          fields: 16,
-          fieldSize: 64 * 1024,
-          parts: 17,
+          // The client sends `input_reference: { image_url }` as a form field, often a data:
+          // URL: a field may be as large as a JSON body carrying the same URL. OpenAI's fields
+          // plus our two extensions are seven; eight bounds what the fields hold in memory.
+          fields: 8,
+          fieldSize: deps.bodyLimitBytes,
+          parts: 9,
         },
       }).fields([{ name: 'input_reference', maxCount: 1 }]),
     ]),

@@ -1,5 +1,5 @@
 // Windowed recognition with the real tiny random-weight Whisper (libs/models-dev) on ONNX Runtime:
-// which windows reach the model, when the language is settled, and that one slot is taken per
+// which windows reach the model, when the model and language are settled, and that one slot is taken per
 // window rather than one per file.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -41,14 +41,13 @@ async function* audio(seconds: number, loud: (second: number) => boolean): Async
 }
 
 function recognize(samples: AsyncIterable<Float32Array>, language = '') {
-  const calls = { language: 0, slots: 0 };
+  const calls = { choose: 0, slots: 0 };
   const result = recognizeWindows(
     streamWindows(samples, { chunkSeconds: 30, strideSeconds: 5 }, SAMPLE_RATE),
     {
-      model,
-      language: () => {
-        calls.language += 1;
-        return language;
+      choose: () => {
+        calls.choose += 1;
+        return { model, language };
       },
       inSlot: (work) => {
         calls.slots += 1;
@@ -60,11 +59,12 @@ function recognize(samples: AsyncIterable<Float32Array>, language = '') {
   return { calls, result };
 }
 
-test('silent windows never reach the model; the language is settled once, at the first window with sound', async () => {
+test('silent windows never reach the model; the model and language are settled once, at the first window with sound', async () => {
   // 100 s: windows start at 0, 20, 40, 60 and 80 s; sound from 30 to 70 s reaches the middle three.
   const { calls, result } = recognize(audio(100, (s) => s >= 30 && s < 70));
   const recognition = await result;
-  assert.deepEqual(calls, { language: 1, slots: 3 });
+  assert.deepEqual(calls, { choose: 1, slots: 3 });
+  assert.equal(recognition.model, model);
   assert.equal(recognition.samples, 100 * SAMPLE_RATE);
   assert.ok(recognition.language && model.languages.has(recognition.language), recognition.language);
   assert.ok(recognition.recognitionSeconds > 0);
@@ -81,7 +81,10 @@ test('a forced language is used as given', async () => {
 test('all-silent audio never runs the model: no language, no text, its length still counted', async () => {
   const { calls, result } = recognize(audio(65, () => false));
   const recognition = await result;
-  assert.deepEqual(calls, { language: 0, slots: 0 });
-  assert.deepEqual([recognition.language, recognition.text, recognition.chunks], [undefined, '', []]);
+  assert.deepEqual(calls, { choose: 0, slots: 0 });
+  assert.deepEqual(
+    [recognition.model, recognition.language, recognition.text, recognition.chunks],
+    [undefined, undefined, '', []],
+  );
   assert.equal(recognition.samples, 65 * SAMPLE_RATE);
 });

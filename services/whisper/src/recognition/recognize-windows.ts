@@ -6,13 +6,18 @@ import { isSilent } from '../audio/pcm.js';
 import type { SpeechModel, WindowText } from './speech-model.js';
 import type { WindowSamples } from './windows.js';
 
-export interface RecognizeWindowsOptions {
+/** The model to run and the language to transcribe in ('' = detect it from the first window). */
+export interface RecognitionChoice {
   readonly model: SpeechModel;
+  readonly language: string;
+}
+
+export interface RecognizeWindowsOptions {
   /**
-   * The language to transcribe in, asked once, when the first window with sound is ready ('' =
-   * detect it from that window). Asked late so that fields sent after a short file still count.
+   * Asked once, when the first window with sound is ready: asked that late so that fields sent
+   * after a short file (one window, the common case) still count.
    */
-  language(): string;
+  choose(): RecognitionChoice;
   /** Runs model work when a recognition slot is free (the worker's queue), one window at a time. */
   inSlot<T>(work: () => Promise<T>): Promise<T>;
   readonly signal: AbortSignal;
@@ -23,6 +28,8 @@ export interface WindowedRecognition {
   readonly chunks: ReturnType<SpeechModel['stitch']>['chunks'];
   /** The language used, or undefined when every window was silent and the model never ran. */
   readonly language: string | undefined;
+  /** The model that ran, or undefined when it never did. */
+  readonly model: SpeechModel | undefined;
   /** Samples decoded in all. */
   readonly samples: number;
   /** Seconds the model spent on this audio (time in recognition slots). */
@@ -33,8 +40,9 @@ export async function recognizeWindows(
   windows: AsyncIterable<WindowSamples>,
   options: RecognizeWindowsOptions,
 ): Promise<WindowedRecognition> {
-  const { model, signal } = options;
+  const { signal } = options;
   const texts: WindowText[] = [];
+  let model: SpeechModel | undefined;
   let language: string | undefined;
   let samples = 0;
   let busyMs = 0;
@@ -49,7 +57,11 @@ export async function recognizeWindows(
     const tokens = await options.inSlot(async () => {
       const started = performance.now();
       try {
-        language ??= options.language() || (await model.detectLanguage(audio));
+        if (model === undefined || language === undefined) {
+          const choice = options.choose();
+          model = choice.model;
+          language = choice.language || (await model.detectLanguage(audio));
+        }
         return await model.recognizeWindow({ samples: audio, language, signal });
       } finally {
         busyMs += performance.now() - started;
@@ -58,6 +70,6 @@ export async function recognizeWindows(
     texts.push({ window, tokens });
   }
   signal.throwIfAborted();
-  const { text, chunks } = language === undefined ? { text: '', chunks: [] } : model.stitch(texts);
-  return { text, chunks, language, samples, recognitionSeconds: busyMs / 1000 };
+  const { text, chunks } = model === undefined ? { text: '', chunks: [] } : model.stitch(texts);
+  return { text, chunks, language, model, samples, recognitionSeconds: busyMs / 1000 };
 }

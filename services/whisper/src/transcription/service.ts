@@ -57,26 +57,25 @@ export class TranscriptionService {
     ctx: RequestContext,
   ): Promise<TranscribeResponse> {
     const upload = await openUpload(messages);
-    const { id, handle: model } = this.registry.get(upload.options.model);
-    checkLanguage(model, upload.options.language);
+    // Refused before a byte of the file is read: an unknown or loading model, a language it lacks.
+    const first = this.registry.get(upload.options.model);
+    checkLanguage(first.handle, upload.options.language);
+    let modelId = first.id;
     let outcome = 'ok';
     try {
-      // Refused here, before a byte of the file is read, when every place is taken.
-      return await this.uploads.run(() => this.recognize(upload, id, model, ctx), ctx.signal);
+      // Refused here too, before reading, when every place is taken.
+      const response = await this.uploads.run(() => this.recognize(upload, ctx), ctx.signal);
+      modelId = response.model ?? modelId;
+      return response;
     } catch (error) {
       outcome = ctx.signal.aborted ? 'cancelled' : isSwitchboardError(error) ? error.code : 'error';
       throw error;
     } finally {
-      this.metrics.requests.inc({ model: id, outcome });
+      this.metrics.requests.inc({ model: modelId, outcome });
     }
   }
 
-  private async recognize(
-    upload: Upload,
-    id: string,
-    model: SpeechModel,
-    ctx: RequestContext,
-  ): Promise<TranscribeResponse> {
+  private async recognize(upload: Upload, ctx: RequestContext): Promise<TranscribeResponse> {
     const pcm = decodePcm(upload.data, {
       ffmpegPath: this.options.ffmpegPath,
       maxSeconds: this.options.maxAudioSeconds,
@@ -85,37 +84,36 @@ export class TranscriptionService {
       signal: ctx.signal,
     });
     const waited = { ms: 0 };
+    let chosenId: string | undefined;
     const recognition = await recognizeWindows(
       timed(streamWindows(pcm, this.options.windowing, SAMPLE_RATE), waited),
       {
-        model,
-        // Fields read so far count: for audio of one window that is the whole form.
-        language: () => {
-          const { language } = upload.currentOptions();
+        // The fields read so far count, so `model` and `language` may follow the file (the
+        // openai client sends the file first): for audio of one window that is the whole form.
+        choose: () => {
+          const { model: name, language } = upload.currentOptions();
+          const { id, handle: model } = this.registry.get(name);
           checkLanguage(model, language);
-          return language;
+          chosenId = id;
+          return { model, language };
         },
         inSlot: (work) => this.queue.run(work, ctx.signal),
         signal: ctx.signal,
       },
     );
     this.metrics.decodeSeconds.observe(waited.ms / 1000);
-    // Fields sent after the file may change the model or the language.
+    // Fields that came after the first window with sound was transcribed must agree with it.
     const final = upload.finalOptions();
-    if (final.model !== upload.options.model && this.registry.resolveId(final.model) !== id) {
-      throw new SwitchboardError('invalid_request', {
-        message: 'model: must not change after the upload started',
-        param: 'model',
-      });
-    }
+    const { id, handle: model } = this.registry.get(final.model);
     checkLanguage(model, final.language);
-    const used = recognition.language;
-    if (used !== undefined && final.language && final.language !== used) {
-      throw new SwitchboardError('invalid_request', {
-        message: `language: arrived after the first ${this.options.windowing.chunkSeconds} s of audio were transcribed; send it before the file`,
-        param: 'language',
+    const late = (param: string) =>
+      new SwitchboardError('invalid_request', {
+        message: `${param}: arrived after the first ${this.options.windowing.chunkSeconds} s of audio were transcribed; send it before the file`,
+        param,
       });
-    }
+    if (chosenId !== undefined && chosenId !== id) throw late('model');
+    const used = recognition.language;
+    if (used !== undefined && final.language && final.language !== used) throw late('language');
 
     const duration_s = durationSeconds(recognition.samples);
     const language = used ?? final.language;
