@@ -39,6 +39,7 @@ import { bearer, createKey } from '../support/admin.js';
 import { dataUrl, makeFixtures, startAnimationStack, submit, type JobView } from '../support/animation.js';
 import { sleep } from '../support/stack.js';
 import { spawnGateway } from '../support/gateway.js';
+import { percentile } from './stats.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 5);
 const latencyJobs = Number(process.env.BENCH_LATENCY_JOBS ?? 40);
@@ -66,10 +67,6 @@ const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 };
 
 /** A driving video of 2 s at 25 fps with a tone, as a phone would record one (H.264 + AAC). */

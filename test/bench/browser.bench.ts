@@ -11,17 +11,13 @@ import { descendants } from '../support/processes.js';
 import { startBrowserStack } from '../support/browser-stack.js';
 import { sleep } from '../support/stack.js';
 import { spawnGateway } from '../support/gateway.js';
+import { percentile } from './stats.js';
 
 const runs = Number(process.env.BENCH_RUNS ?? 20);
 const idleSessions = Number(process.env.BENCH_IDLE_SESSIONS ?? 6);
 const viewport = { width: 1280, height: 720 };
 
 type Steps = Record<string, number>;
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-};
 
 async function timed<T>(steps: Steps, name: string, fn: () => Promise<T>): Promise<T> {
   const started = performance.now();

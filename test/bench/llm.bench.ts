@@ -2,8 +2,8 @@
 // (a) the same runtime in-process (no gRPC, no HTTP), (b) POST /query through the gateway,
 // (c) the same streamed over SSE. Twice: on the tiny development model (random weights, almost
 // no per-token cost: the transport's worst case) and on the real TinyStories-656K from
-// ../shared/models (a real per-token cost). Then aggregate tokens/s with 1, 4 and 8 concurrent
-// streaming clients on the development model. Greedy decoding; the development model never ends
+// ../shared/models (a real per-token cost). One request at a time: throughput under concurrency
+// (continuous batching) is pnpm bench:load's. Greedy decoding; the development model never ends
 // early, so it generates exactly BENCH_TOKENS tokens (the real one may end its story sooner;
 // tokens/s counts what was generated). One worker serves both models; the worker and the
 // in-process runs use BENCH_ORT_THREADS ONNX Runtime threads. Numbers, not assertions.
@@ -11,11 +11,12 @@ import { join, resolve } from 'node:path';
 import { buildTinyLlama } from '@switchboard/models-dev';
 import { useLocalModels } from '@switchboard/models';
 import { loadCausalLm } from '@switchboard/llm/dist/adapters/causal-lm.js';
-import { generate } from '@switchboard/llm/dist/generation/generate.js';
+import { DecodeLoop } from '@switchboard/llm/dist/generation/decode-loop.js';
 import type { LanguageModel } from '@switchboard/llm/dist/generation/model.js';
 import { bearer, createKey } from '../support/admin.js';
 import { sleep, startStack } from '../support/stack.js';
 import { sharedModelRepository, startWorker } from '../support/worker.js';
+import { percentile } from './stats.js';
 
 const tokens = Number(process.env.BENCH_TOKENS ?? 256);
 const runs = Number(process.env.BENCH_RUNS ?? 20);
@@ -31,11 +32,6 @@ interface Sample {
   /** SSE delta events received (streamed samples only). */
   events?: number;
 }
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-};
 
 function summarize(name: string, samples: Sample[]) {
   const totalTokens = samples.reduce((n, s) => n + s.tokens, 0);
@@ -68,7 +64,7 @@ const repo = await sharedModelRepository(`llm/${REAL_MODEL}`, {
 const worker = await startWorker('llm', {
   env: {
     MODEL_DIR: repo.modelDir,
-    LLM_CONCURRENCY: '8',
+    LLM_MAX_BATCH: '8',
     LLM_QUEUE_DEPTH: '16',
     ORT_INTRA_OP_THREADS: String(ortThreads),
     LOG_LEVEL: 'error',
@@ -99,8 +95,8 @@ try {
       }),
     });
 
-  // (a) In-process, same adapter and loop as the worker.
-  const inProcessOnce = async (model: LanguageModel): Promise<Sample> => {
+  // (a) In-process, same adapter and decoding loop as the worker.
+  const inProcessOnce = async (model: LanguageModel, loop: DecodeLoop): Promise<Sample> => {
     const started = performance.now();
     let first: number | undefined;
     let count = 0;
@@ -116,7 +112,7 @@ try {
       first ??= performance.now();
       count += 1;
     };
-    for await (const _event of generate(model, request, new AbortController().signal, { onToken })) {
+    for await (const _event of loop.generate(request, new AbortController().signal, onToken)) {
       // consumed for its side effects
     }
     return { ttftMs: first! - started, totalMs: performance.now() - started, tokens: count };
@@ -158,7 +154,14 @@ try {
       { id: modelId, dir: '', description: '' },
       { providers: ['cpu'], deviceId: 0, intraOpThreads: ortThreads },
     );
-    const inProcess = summarize(`${modelId} (a) in-process`, await repeat(() => inProcessOnce(model)));
+    const loop = new DecodeLoop(model, {
+      maxBatch: 1,
+      cacheTokens: 16_384,
+      prefillChunkTokens: 64,
+      queueDepth: 0,
+      streamBufferEvents: tokens + 1,
+    });
+    const inProcess = summarize(`${modelId} (a) in-process`, await repeat(() => inProcessOnce(model, loop)));
     await model.dispose();
     const unary = summarize(
       `${modelId} (b) gateway, JSON (TTFT = whole response)`,
@@ -178,40 +181,11 @@ try {
     });
   }
 
-  const concurrency = [];
-  for (const clients of [1, 4, 8]) {
-    const once = () => streamOnce(DEV_MODEL);
-    await Promise.all(Array.from({ length: clients }, once)); // warm-up
-    const started = performance.now();
-    const rounds = Math.max(1, Math.floor(runs / clients));
-    const samples: Sample[] = [];
-    await Promise.all(
-      Array.from({ length: clients }, async () => {
-        for (let i = 0; i < rounds; i++) samples.push(await once());
-      }),
-    );
-    const wall = performance.now() - started;
-    concurrency.push({
-      clients,
-      'aggregate tokens/s': Math.round((samples.reduce((n, s) => n + s.tokens, 0) / wall) * 1000),
-      'TTFT p50 ms': percentile(
-        samples.map((s) => s.ttftMs),
-        50,
-      ).toFixed(2),
-      'TTFT p95 ms': percentile(
-        samples.map((s) => s.ttftMs),
-        95,
-      ).toFixed(2),
-    });
-  }
-
   process.stdout.write(
     `\nllm bench: ${tokens} tokens per request at most, ${runs} runs, greedy, CPU, ${ortThreads} ORT thread(s)\n`,
   );
   console.table(table);
   console.table(gatewayCost);
-  process.stdout.write(`streaming clients on ${DEV_MODEL}:\n`);
-  console.table(concurrency);
 } finally {
   await stack.stop();
   await worker.stop();

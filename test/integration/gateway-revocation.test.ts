@@ -15,7 +15,7 @@ let bystander: CreatedKey;
 
 before(async () => {
   llm = await startLlmStack({
-    workerEnv: { LLM_CONCURRENCY: '1', LLM_QUEUE_DEPTH: '8' },
+    workerEnv: { LLM_MAX_BATCH: '1', LLM_QUEUE_DEPTH: '8' },
     gatewayEnv: { STREAM_FIRST_EVENT_WAIT_MS: '100' },
   });
   ({ worker, stack } = llm);

@@ -29,7 +29,7 @@ const started: WorkerWithGateway[] = [];
 before(async () => {
   repo = await tinyLlmRepository();
   busy = await startWorker('llm', {
-    env: { MODEL_DIR: repo.modelDir, LLM_CONCURRENCY: '1', LLM_QUEUE_DEPTH: '1', ORT_INTRA_OP_THREADS: '1' },
+    env: { MODEL_DIR: repo.modelDir, LLM_MAX_BATCH: '1', LLM_QUEUE_DEPTH: '1', ORT_INTRA_OP_THREADS: '1' },
   });
   stack = await startStack({ env: { LLM_ADDR: busy.address } });
   key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });

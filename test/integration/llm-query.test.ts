@@ -17,7 +17,7 @@ let tokenizer: PreTrainedTokenizer;
 const CONTEXT = 2048; // the tiny model's max_position_embeddings
 
 before(async () => {
-  llm = await startLlmStack({ workerEnv: { LLM_CONCURRENCY: '1', LLM_QUEUE_DEPTH: '16' } });
+  llm = await startLlmStack({ workerEnv: { LLM_MAX_BATCH: '1', LLM_QUEUE_DEPTH: '16' } });
   ({ worker, stack, repo } = llm);
   key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
   env.allowRemoteModels = false;

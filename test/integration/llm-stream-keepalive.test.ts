@@ -13,7 +13,7 @@ let key: CreatedKey;
 
 before(async () => {
   llm = await startLlmStack({
-    workerEnv: { LLM_CONCURRENCY: '1' },
+    workerEnv: { LLM_MAX_BATCH: '1' },
     gatewayEnv: { STREAM_PING_INTERVAL_MS: '100', STREAM_FIRST_EVENT_WAIT_MS: '50' },
   });
   ({ stack } = llm);

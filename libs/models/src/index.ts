@@ -40,6 +40,12 @@ export {
   type SessionOptions,
 } from './execution.js';
 export { WorkQueue, type WorkQueueOptions } from './queue.js';
+export {
+  BatchingQueue,
+  type BatchEntry,
+  type BatchingQueueOptions,
+  type BatchRunner,
+} from './batching-queue.js';
 export { useLocalModels } from './transformers-env.js';
 export {
   runModelWorker,

@@ -17,7 +17,7 @@ async function main(): Promise<void> {
     load: (entry) => loadCausalLm(entry, config.execution, config.dtype),
     details: (model) => ({ dtype: model.dtype, contextLength: model.contextLength }),
     dispose: (model) => model.dispose(),
-    services: ({ models, queue, metrics }) => [llmService(new CompletionService(models, queue, metrics))],
+    services: ({ models, metrics }) => [llmService(new CompletionService(models, config.batching, metrics))],
   });
 }
 

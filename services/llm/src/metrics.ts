@@ -6,17 +6,17 @@ export function createLlmMetrics(registry: Registry) {
   return {
     queueDepth: new Gauge({
       name: 'llm_queue_depth',
-      help: 'Requests waiting for a generation slot.',
+      help: 'Requests waiting for a place in a decoding batch.',
       registers,
     }),
     running: new Gauge({
       name: 'llm_active_generations',
-      help: 'Generations running now.',
+      help: 'Generations running now (decoding in a batch, or having their prompt read).',
       registers,
     }),
     timeToFirstToken: new Histogram({
       name: 'llm_time_to_first_token_seconds',
-      help: 'From the start of generation (after queueing) to the first generated token.',
+      help: 'From the request reaching the worker to its first generated token (waiting for a place and reading the prompt included).',
       labelNames: ['model'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
@@ -26,6 +26,13 @@ export function createLlmMetrics(registry: Registry) {
       help: 'Time between consecutive generated tokens.',
       labelNames: ['model'],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5],
+      registers,
+    }),
+    batchSize: new Histogram({
+      name: 'llm_batch_size',
+      help: 'Generations decoded together in one model pass (continuous batching).',
+      labelNames: ['model'],
+      buckets: [1, 2, 4, 8, 16, 32, 64],
       registers,
     }),
     tokensGenerated: new Counter({

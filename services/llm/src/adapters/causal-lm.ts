@@ -1,87 +1,26 @@
-// A Transformers.js causal language model (any text-generation ONNX export it can load, e.g.
-// Llama, Qwen, Phi) as a LanguageModel. Each step goes through the model's own
-// prepare_inputs_for_generation / forward / _update_model_kwargs_for_generation — the same
-// calls its generate() makes — so position ids, attention masks and the KV cache are handled
-// the way the library handles them for that architecture, while the loop (sampling,
-// cancellation, streaming) stays ours.
+// A Transformers.js causal language model (a text-generation ONNX export it can load with a
+// standard KV cache, e.g. Llama, Qwen, Phi) as a LanguageModel. Passes go through the model's own
+// forward, which knows the export's inputs (position ids, cache branch); the caches, padded into
+// one batch for the decoding loop, are kv-cache.ts's; sampling and scheduling stay ours.
+import type { Tensor } from '@huggingface/transformers';
 import {
   AutoModelForCausalLM,
   AutoTokenizer,
-  Tensor,
   type PreTrainedModel,
   type PreTrainedTokenizer,
 } from '@huggingface/transformers';
 import { transformersDeviceOptions, type ExecutionConfig, type ModelEntry } from '@switchboard/models';
 import { ChatTemplate } from '../chat/chat-template.js';
 import type { LlmDtype } from '../config.js';
-import type { DecodeSequence, LanguageModel } from '../generation/model.js';
+import type { LanguageModel } from '../generation/model.js';
+import { KvBatch, PromptPrefill, type Forward } from './kv-cache.js';
 
-/** The parts of the model object the step loop calls (typed loosely by the library). */
+/** The parts of the model object used here (typed loosely by the library). */
 interface StepModel {
   config: { max_position_embeddings?: number; eos_token_id?: number | number[] };
   generation_config: { eos_token_id?: number | number[] | null } | null;
-  prepare_inputs_for_generation(ids: bigint[][], inputs: ModelInputs, config: unknown): ModelInputs;
-  forward(inputs: ModelInputs): Promise<{ logits: Tensor }>;
-  _update_model_kwargs_for_generation(args: {
-    generated_input_ids: bigint[][];
-    outputs: unknown;
-    model_inputs: ModelInputs;
-    is_encoder_decoder: boolean;
-  }): ModelInputs;
+  forward(inputs: Parameters<Forward>[0]): Promise<Record<string, Tensor>>;
   dispose(): Promise<unknown>;
-}
-
-type ModelInputs = Record<string, unknown> & { past_key_values?: { dispose?: () => unknown } | null };
-
-const ids64 = (ids: readonly number[]) => BigInt64Array.from(ids, (id) => BigInt(id));
-
-class CausalLmSequence implements DecodeSequence {
-  private inputs: ModelInputs;
-  private readonly all: bigint[][];
-  private outputs: { logits: Tensor } | undefined;
-
-  constructor(
-    private readonly model: StepModel,
-    promptIds: readonly number[],
-  ) {
-    const n = promptIds.length;
-    this.inputs = {
-      input_ids: new Tensor('int64', ids64(promptIds), [1, n]),
-      attention_mask: new Tensor('int64', new BigInt64Array(n).fill(1n), [1, n]),
-    };
-    this.all = [promptIds.map((id) => BigInt(id))];
-  }
-
-  async logits(): Promise<Float32Array> {
-    this.inputs = this.model.prepare_inputs_for_generation(
-      this.all,
-      this.inputs,
-      this.model.generation_config,
-    );
-    this.outputs = await this.model.forward(this.inputs);
-    let { logits } = this.outputs;
-    // fp16 exports return fp16 logits; the sampler works in fp32 like Transformers.js's own.
-    if (logits.type !== 'float32') logits = logits.to('float32');
-    const data = logits.data as Float32Array;
-    const vocab = logits.dims.at(-1)!;
-    return data.subarray(data.length - vocab);
-  }
-
-  append(id: number): void {
-    const token = BigInt(id);
-    this.all[0]!.push(token);
-    this.inputs = this.model._update_model_kwargs_for_generation({
-      generated_input_ids: [[token]],
-      outputs: this.outputs,
-      model_inputs: this.inputs,
-      is_encoder_decoder: false,
-    });
-  }
-
-  async dispose(): Promise<void> {
-    // Frees device-side cache tensors (a no-op for CPU tensors, which the GC owns).
-    await this.inputs.past_key_values?.dispose?.();
-  }
 }
 
 function idSet(...values: (number | number[] | null | undefined)[]): Set<number> {
@@ -107,6 +46,9 @@ export async function loadCausalLm(
     ...transformersDeviceOptions(execution),
   });
   const model = loaded as unknown as StepModel;
+  // The model's own forward: it derives position ids from the attention mask (left padding
+  // included) and feeds zero-length caches to a first pass, as its generate() would.
+  const forward: Forward = (inputs) => model.forward(inputs);
   const tokenizerMax = Number(tokenizer.model_max_length);
   const contextLength =
     model.config.max_position_embeddings ?? (Number.isFinite(tokenizerMax) ? tokenizerMax : 2048);
@@ -126,7 +68,8 @@ export async function loadCausalLm(
       ids.length === 0
         ? ''
         : tokenizer.decode([...ids], { skip_special_tokens: true, clean_up_tokenization_spaces: false }),
-    start: (promptIds) => new CausalLmSequence(model, promptIds),
+    prefill: () => new PromptPrefill(forward),
+    openBatch: () => new KvBatch(forward),
     dispose: async () => {
       await model.dispose();
     },

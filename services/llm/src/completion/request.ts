@@ -3,7 +3,7 @@
 // and max_tokens are checked here.
 import { requestLimits, type CompleteRequest__Output } from '@switchboard/contracts';
 import { SwitchboardError } from '@switchboard/errors';
-import type { GenerationRequest } from '../generation/generate.js';
+import type { GenerationRequest } from '../generation/generation.js';
 import type { LanguageModel } from '../generation/model.js';
 import { SeededRandom } from '@switchboard/models';
 import { promptTokens } from './prompt.js';

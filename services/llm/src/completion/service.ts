@@ -1,32 +1,35 @@
-// Completion as the RPCs see it: pick the model, check the request, wait for a slot in the
-// queue, generate with metrics. Streamed and unary calls share one path.
+// Completion as the RPCs see it: pick the model, check the request, hand it to that model's
+// decoding loop (continuous batching), with metrics. Streamed and unary calls share one path.
 import type {
   CompleteChunk,
   CompleteRequest__Output,
   CompleteResponse,
   ListModelsResponse,
 } from '@switchboard/contracts';
-import type { ModelRegistry, WorkQueue } from '@switchboard/models';
-import { generate, type GenerationEvent, type GenerationRequest } from '../generation/generate.js';
+import type { ModelRegistry } from '@switchboard/models';
+import { DecodeLoop, type DecodeLoopLimits } from '../generation/decode-loop.js';
+import type { GenerationEvent, GenerationRequest } from '../generation/generation.js';
 import type { LanguageModel } from '../generation/model.js';
 import type { LlmMetrics } from '../metrics.js';
 import { toGenerationRequest } from './request.js';
 
 export class CompletionService {
+  /** One decoding loop per loaded model (a reloaded model gets a new one). */
+  private readonly loops = new Map<LanguageModel, DecodeLoop>();
+
   constructor(
     private readonly registry: ModelRegistry<LanguageModel>,
-    private readonly queue: WorkQueue,
+    private readonly limits: DecodeLoopLimits,
     private readonly metrics: LlmMetrics,
   ) {}
 
   /** Deltas as chunks, then one `done` chunk with finish_reason and usage. */
   async *stream(request: CompleteRequest__Output, signal: AbortSignal): AsyncGenerator<CompleteChunk> {
-    // Everything that can refuse the request does so before it takes a place in the queue.
+    // Everything that can refuse the request does so before it takes a place in the loop.
     const { id, handle: model } = this.registry.get(request.model);
     const generation = toGenerationRequest(request, model);
     const promptTokens = generation.promptIds.length;
-    const events = this.queue.runStream(() => this.observed(model, generation, signal), signal);
-    for await (const event of events) {
+    for await (const event of this.observed(model, generation, signal)) {
       if (event.type === 'delta') {
         yield { delta: event.text, model: id };
       } else {
@@ -53,6 +56,30 @@ export class CompletionService {
     return this.registry.listModelsResponse();
   }
 
+  private loopFor(model: LanguageModel): DecodeLoop {
+    let loop = this.loops.get(model);
+    if (!loop) {
+      loop = new DecodeLoop(model, this.limits, {
+        onStep: (rows) => this.metrics.batchSize.observe({ model: model.id }, rows),
+        onChange: () => this.reportLoad(),
+      });
+      this.loops.set(model, loop);
+    }
+    return loop;
+  }
+
+  /** The queue gauges over every model's loop (the autoscaler reads llm_queue_depth). */
+  private reportLoad(): void {
+    let waiting = 0;
+    let running = 0;
+    for (const loop of this.loops.values()) {
+      waiting += loop.waitingCount;
+      running += loop.activeCount;
+    }
+    this.metrics.queueDepth.set(waiting);
+    this.metrics.running.set(running);
+  }
+
   /** Wraps a generation with its metrics; counts it as cancelled when it ends unfinished. */
   private async *observed(
     model: LanguageModel,
@@ -72,7 +99,7 @@ export class CompletionService {
       metrics.tokensGenerated.inc(labels);
     };
     try {
-      for await (const event of generate(model, generation, signal, { onToken })) {
+      for await (const event of this.loopFor(model).generate(generation, signal, onToken)) {
         if (event.type === 'done') {
           finished = true;
           metrics.requests.inc({ ...labels, finish_reason: event.finishReason });

@@ -1,13 +1,37 @@
-// What the generation loop needs from a language model, and nothing about how it runs: the
+// What the decoding loop needs from a language model, and nothing about how it runs: the
 // adapter (adapters/causal-lm.ts) implements it over Transformers.js + ONNX Runtime.
 import type { ChatTemplate } from '../chat/chat-template.js';
 
-/** One sequence being generated, holding its KV cache between steps. */
-export interface DecodeSequence {
-  /** Runs the model over the tokens not yet seen; returns the next-token logits (vocab-sized). */
-  logits(): Promise<ArrayLike<number>>;
-  /** Appends the chosen token; the next `logits()` feeds only it, with the cache. */
-  append(id: number): void;
+/**
+ * A prompt being read into a fresh KV cache, alone: chunk by chunk, so a long prompt never holds
+ * the running batch for long. Once read, it joins a DecodeBatch.
+ */
+export interface PrefillSequence {
+  /** Tokens read so far. */
+  readonly length: number;
+  /** Reads the next prompt tokens; returns the next-token logits after the last of them. */
+  feed(ids: readonly number[]): Promise<Float32Array>;
+}
+
+/**
+ * The sequences decoding together: one KV cache row each, one model pass per step for all of
+ * them. Rows are numbered 0…size−1 in the order they joined; removing one renumbers the rest.
+ */
+export interface DecodeBatch {
+  readonly size: number;
+  /** Cache positions the batch holds now: size × its longest row (shorter rows are padded). */
+  readonly cachedTokens: number;
+  /**
+   * Reads whole prompts together in one pass (each padded to the longest) and adds them as the
+   * last rows, in order; returns each one's next-token logits.
+   */
+  join(prompts: readonly (readonly number[])[]): Promise<Float32Array[]>;
+  /** A prompt read in chunks joins as the last row. */
+  add(sequence: PrefillSequence): void;
+  remove(row: number): void;
+  /** Appends `tokens[row]` to each row; returns each row's next-token logits, in row order. */
+  step(tokens: readonly number[]): Promise<Float32Array[]>;
+  /** Frees device-side cache tensors and empties the batch. */
   dispose(): Promise<void>;
 }
 
@@ -27,6 +51,8 @@ export interface LanguageModel {
   encode(text: string, options?: { readonly addSpecialTokens?: boolean }): number[];
   /** Token ids → text, special tokens skipped, no clean-up that would rewrite earlier text. */
   decode(ids: readonly number[]): string;
-  start(promptIds: readonly number[]): DecodeSequence;
+  prefill(): PrefillSequence;
+  /** An empty batch; a model has one decoding loop, which owns one batch. */
+  openBatch(): DecodeBatch;
   dispose(): Promise<void>;
 }
