@@ -1,5 +1,5 @@
-// DIFFUSION_MAX_PIXELS as read at start-up: unset, one number, per model id with `*`, and every
-// malformed value refused with the variable named (the rest of the schema is libs/config's).
+// DIFFUSION_MAX_PIXELS (unset, one number, per model id with `*`) and DIFFUSION_MAX_BATCH as read at
+// start-up, every malformed value refused with the variable named (the rest of the schema is libs/config's).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError } from '@switchboard/config';
@@ -50,6 +50,19 @@ test('malformed values stop start-up naming DIFFUSION_MAX_PIXELS', () => {
       () => maxPixels(value),
       (error: unknown) =>
         error instanceof ConfigError && error.problems.some((p) => p.startsWith('DIFFUSION_MAX_PIXELS')),
+      value,
+    );
+  }
+});
+
+test('DIFFUSION_MAX_BATCH: 4 by default, any positive integer; 0 or a fraction stops start-up', () => {
+  assert.deepEqual(loadDiffusionConfig(base).queue, { concurrency: 1, depth: 8, maxBatch: 4 });
+  assert.equal(loadDiffusionConfig({ ...base, DIFFUSION_MAX_BATCH: '1' }).queue.maxBatch, 1);
+  for (const value of ['0', '-2', '2.5', 'many']) {
+    assert.throws(
+      () => loadDiffusionConfig({ ...base, DIFFUSION_MAX_BATCH: value }),
+      (error: unknown) =>
+        error instanceof ConfigError && error.problems.some((p) => p.startsWith('DIFFUSION_MAX_BATCH')),
       value,
     );
   }

@@ -37,13 +37,24 @@ const schema = z
       ),
     DIFFUSION_CONCURRENCY: env
       .positiveInt(1)
-      .describe('Images generated at once; each denoising loop uses all cores ONNX Runtime is given.'),
+      .describe(
+        'Batches denoised at once (each of up to `DIFFUSION_MAX_BATCH` images); each batch uses all cores ONNX Runtime is given.',
+      ),
     DIFFUSION_QUEUE_DEPTH: z.coerce
       .number()
       .int()
       .min(0)
       .default(8)
-      .describe('Requests allowed to wait for a slot; beyond that `503 no_capacity` with `Retry-After`.'),
+      .describe(
+        'Requests allowed to wait for a slot (they form the next batches); beyond that `503 no_capacity` with `Retry-After`.',
+      ),
+    // images/generation-queue.ts: waiting requests of one model, size, step count and guidance
+    // on/off share UNet passes; a lone request never waits for company.
+    DIFFUSION_MAX_BATCH: env
+      .positiveInt(4)
+      .describe(
+        'Most waiting requests denoised together in one UNet batch (same model, width, height, steps and guidance on/off); each image stays identical to the one it gives alone. Bounds activation memory, which grows with batch × 2 (guidance) × latent size (width × height / 64); 1 turns batching off.',
+      ),
     DIFFUSION_DEFAULT_GUIDANCE_SCALE: z.coerce
       .number()
       .min(0)
@@ -72,7 +83,11 @@ const schema = z
   .transform((e) => ({
     ...modelWorkerSettings(e),
     defaultModel: e.DIFFUSION_DEFAULT_MODEL,
-    queue: { concurrency: e.DIFFUSION_CONCURRENCY, depth: e.DIFFUSION_QUEUE_DEPTH },
+    queue: {
+      concurrency: e.DIFFUSION_CONCURRENCY,
+      depth: e.DIFFUSION_QUEUE_DEPTH,
+      maxBatch: e.DIFFUSION_MAX_BATCH,
+    },
     defaultGuidanceScale: e.DIFFUSION_DEFAULT_GUIDANCE_SCALE,
     maxPixels: e.DIFFUSION_MAX_PIXELS,
     loadingRetryAfterSeconds: e.DIFFUSION_LOADING_RETRY_AFTER_SECONDS,

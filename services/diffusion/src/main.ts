@@ -6,6 +6,7 @@ import { createObjectStore } from '@switchboard/objectstore';
 import { loadOnnxPipeline } from './adapters/onnx-pipeline.js';
 import { loadDiffusionConfig } from './config.js';
 import { unknownBudgetModels } from './images/pixel-budget.js';
+import { createGenerationQueue } from './images/generation-queue.js';
 import { ImageService } from './images/service.js';
 import { createDiffusionMetrics } from './metrics.js';
 import { diffusionService } from './server.js';
@@ -24,7 +25,9 @@ async function main(): Promise<void> {
       nativeWidth: model.nativeWidth,
       nativeHeight: model.nativeHeight,
     }),
-    services: ({ models, queue, metrics, logger }) => {
+    // The shared WorkQueue runModelWorker offers runs one request per slot; image generation uses
+    // its own batching queue (same concurrency and depth) so requests can share UNet passes.
+    services: ({ models, metrics, logger }) => {
       const unknown = unknownBudgetModels(
         config.maxPixels,
         models.list().map((m) => m.id),
@@ -40,6 +43,7 @@ async function main(): Promise<void> {
         (report) => logger.info({ s3: config.objectStore.s3 !== undefined, ...report }, 'object store ready'),
         (error: unknown) => logger.warn({ err: error }, 'object store not ready'),
       );
+      const queue = createGenerationQueue(config.queue, metrics);
       const images = new ImageService(models, queue, metrics, objects, {
         defaultGuidanceScale: config.defaultGuidanceScale,
         maxPixels: config.maxPixels,

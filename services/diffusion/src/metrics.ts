@@ -11,7 +11,19 @@ export function createDiffusionMetrics(registry: Registry) {
     }),
     running: new Gauge({
       name: 'diffusion_active_generations',
-      help: 'Images being generated now.',
+      help: 'Images being denoised now (the rows of the running batches whose callers are still there).',
+      registers,
+    }),
+    activeBatches: new Gauge({
+      name: 'diffusion_active_batches',
+      help: 'Batches being denoised now (at most DIFFUSION_CONCURRENCY).',
+      registers,
+    }),
+    batchSize: new Histogram({
+      name: 'diffusion_batch_size',
+      help: 'Images denoised together in one UNet batch (at most DIFFUSION_MAX_BATCH), per batch.',
+      labelNames: ['model'],
+      buckets: [1, 2, 3, 4, 6, 8, 12, 16, 24, 32],
       registers,
     }),
     images: new Counter({
@@ -22,20 +34,20 @@ export function createDiffusionMetrics(registry: Registry) {
     }),
     steps: new Counter({
       name: 'diffusion_unet_steps_total',
-      help: 'UNet denoising steps run (rate() of it is steps per second).',
+      help: 'UNet denoising steps run, per image: a batched step of n images counts n (rate() of it is image steps per second).',
       labelNames: ['model'],
       registers,
     }),
     stepsPerSecond: new Histogram({
       name: 'diffusion_steps_per_second',
-      help: 'UNet steps per second of each image’s denoising loop.',
+      help: 'UNet steps per second of each image’s denoising loop (of the batch it ran in, up to its decode).',
       labelNames: ['model', 'size'],
       buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 50, 100],
       registers,
     }),
     latency: new Histogram({
       name: 'diffusion_image_seconds',
-      help: 'From the start of generation (after queueing) to the stored PNG, by image size.',
+      help: 'From the start of its batch (after queueing) to the stored PNG, by image size.',
       labelNames: ['model', 'size'],
       buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
       registers,

@@ -1,6 +1,7 @@
-// Image generation as the RPC sees it: check the request, take a place in the queue, run the
-// pipeline, store the PNG (owner's key id as metadata) and answer where it is. Everything that can
-// refuse a request does so before it takes a queue slot.
+// Image generation as the RPC sees it: check the request, take a place in the queue (which denoises
+// it in a batch with the waiting requests that can share its UNet pass), encode and store the PNG
+// (owner's key id as metadata) and answer where it is. Everything that can refuse a request does so
+// before it takes a queue slot; encoding and storing happen after the slot is freed.
 import type {
   GenerateImageRequest__Output,
   GenerateImageResponse,
@@ -8,10 +9,10 @@ import type {
 } from '@switchboard/contracts';
 import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
 import type { RequestContext } from '@switchboard/grpc';
-import type { ModelRegistry, WorkQueue } from '@switchboard/models';
+import type { ModelRegistry } from '@switchboard/models';
 import { OWNER_KEY_ID_METADATA, imageKey, newImageId, type ObjectStore } from '@switchboard/objectstore';
-import { denoise } from '../generation/denoise.js';
 import type { DiffusionModel } from '../generation/diffusion-model.js';
+import type { GenerationQueue } from './generation-queue.js';
 import { encodePng } from './png.js';
 import { sizeLabel, type DiffusionMetrics } from '../metrics.js';
 import { pixelBudget, type PixelBudgets } from './pixel-budget.js';
@@ -20,7 +21,7 @@ import { toImageRequest } from './request.js';
 export class ImageService {
   constructor(
     private readonly registry: ModelRegistry<DiffusionModel>,
-    private readonly queue: WorkQueue,
+    private readonly queue: GenerationQueue,
     private readonly metrics: DiffusionMetrics,
     private readonly objects: ObjectStore,
     private readonly options: { defaultGuidanceScale: number; maxPixels: PixelBudgets },
@@ -36,38 +37,33 @@ export class ImageService {
     const labels = { model: modelId, size: sizeLabel(image.width, image.height) };
     let outcome = 'ok';
     try {
-      return await this.queue.run(async () => {
-        const started = performance.now();
-        const pixels = await denoise(model, image, ctx.signal, {
-          onStep: () => this.metrics.steps.inc({ model: modelId }),
-        });
-        const loopSeconds = (performance.now() - started) / 1000;
-        const png = await encodePng(pixels);
-        const imageId = newImageId();
-        ctx.signal.throwIfAborted();
-        await this.store(imageId, png, ctx.keyId ?? '');
-        this.metrics.stepsPerSecond.observe(labels, image.steps / loopSeconds);
-        this.metrics.latency.observe(labels, (performance.now() - started) / 1000);
-        ctx.logger.info(
-          {
-            image_id: imageId,
-            width: image.width,
-            height: image.height,
-            steps: image.steps,
-            seconds: loopSeconds,
-          },
-          'image generated',
-        );
-        return {
+      const denoised = await this.queue.run({ modelId, model, image }, ctx.signal);
+      const png = await encodePng(denoised.pixels);
+      const imageId = newImageId();
+      ctx.signal.throwIfAborted();
+      await this.store(imageId, png, ctx.keyId ?? '');
+      this.metrics.stepsPerSecond.observe(labels, image.steps / denoised.loopSeconds);
+      this.metrics.latency.observe(labels, (performance.now() - denoised.startedAt) / 1000);
+      ctx.logger.info(
+        {
           image_id: imageId,
           width: image.width,
           height: image.height,
           steps: image.steps,
-          seed: String(image.seed),
-          model: modelId,
-          created: String(Math.floor(Date.now() / 1000)),
-        };
-      }, ctx.signal);
+          batch_size: denoised.batchSize,
+          seconds: denoised.loopSeconds,
+        },
+        'image generated',
+      );
+      return {
+        image_id: imageId,
+        width: image.width,
+        height: image.height,
+        steps: image.steps,
+        seed: String(image.seed),
+        model: modelId,
+        created: String(Math.floor(Date.now() / 1000)),
+      };
     } catch (error) {
       outcome = ctx.signal.aborted ? 'cancelled' : isSwitchboardError(error) ? error.code : 'error';
       throw error;
