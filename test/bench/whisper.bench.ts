@@ -53,7 +53,6 @@ try {
     });
     await recognizeWindows(streamWindows(pcm, windowing, 16_000), {
       choose: () => ({ model, language: 'en' }),
-      inSlot: (work) => work(),
       signal,
     });
   });

@@ -16,7 +16,12 @@ const schema = z
     WHISPER_CONCURRENCY: env
       .positiveInt(1)
       .describe(
-        'Windows recognised at once, each on all cores the model is given; uploads take turns window by window.',
+        'Recognition passes run at once, each a batch of up to WHISPER_MAX_BATCH windows on all cores the model is given; uploads take turns window by window.',
+      ),
+    WHISPER_MAX_BATCH: env
+      .positiveInt(4)
+      .describe(
+        "Most 30-s windows encoded and decoded together in one pass: windows of concurrent uploads, or up to this many of one long upload, which keeps as many in flight (each window's tokens are those it gives alone). Bounds memory per pass (each window is 80×3000 floats of features, ≈ 1 MB, plus its activations) and per upload (this many windows of samples, ≈ 1.9 MB each); 1 recognises one window at a time.",
       ),
     WHISPER_QUEUE_DEPTH: z.coerce
       .number()
@@ -24,7 +29,7 @@ const schema = z
       .min(0)
       .default(8)
       .describe(
-        'Uploads in progress (received, decoded or recognised) beyond WHISPER_CONCURRENCY; beyond them `503 no_capacity` before the file is read. Each holds one window of samples, whatever its length.',
+        'Uploads in progress (received, decoded or recognised) beyond WHISPER_CONCURRENCY; beyond them `503 no_capacity` before the file is read. Each holds at most WHISPER_MAX_BATCH windows of samples, whatever its length.',
       ),
     WHISPER_MAX_AUDIO_SECONDS: env
       .positiveInt(2 * 3600)
@@ -76,6 +81,7 @@ const schema = z
     ...modelWorkerSettings(e),
     defaultModel: e.WHISPER_DEFAULT_MODEL,
     queue: { concurrency: e.WHISPER_CONCURRENCY, depth: e.WHISPER_QUEUE_DEPTH },
+    maxBatch: e.WHISPER_MAX_BATCH,
     maxAudioSeconds: e.WHISPER_MAX_AUDIO_SECONDS,
     windowing: { chunkSeconds: e.WHISPER_CHUNK_SECONDS, strideSeconds: e.WHISPER_STRIDE_SECONDS },
     ffmpegPath: e.FFMPEG_PATH,

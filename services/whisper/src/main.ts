@@ -1,10 +1,12 @@
 // The whisper worker: the shared model-worker life (libs/models runModelWorker) with Whisper
-// models, the transcription service and its metrics.
+// models, the transcription service and its metrics. Recognition takes turns in a batching queue
+// of its own rather than the worker's WorkQueue, so windows of several uploads share passes.
 import { ConfigError } from '@switchboard/config';
 import { runModelWorker } from '@switchboard/models';
 import { loadWhisperModel } from './adapters/whisper-model.js';
 import { loadWhisperConfig } from './config.js';
 import { createWhisperMetrics } from './metrics.js';
+import { RecognitionQueue } from './recognition/recognition-queue.js';
 import { whisperService } from './server.js';
 import { TranscriptionService } from './transcription/service.js';
 
@@ -21,18 +23,34 @@ async function main(): Promise<void> {
       multilingual: model.multilingual,
       languages: [...model.languages].sort(),
     }),
-    services: ({ models, queue, metrics }) => [
-      whisperService(
-        new TranscriptionService(models, queue, metrics, {
-          ffmpegPath: config.ffmpegPath,
-          maxAudioSeconds: config.maxAudioSeconds,
-          spoolDir: config.spoolDir,
-          spoolMaxBytes: config.spoolMaxBytes,
-          windowing: config.windowing,
-          maxUploads: config.queue.concurrency + config.queue.depth,
-        }),
-      ),
-    ],
+    services: ({ models, metrics }) => {
+      const maxUploads = config.queue.concurrency + config.queue.depth;
+      const recognition = new RecognitionQueue({
+        concurrency: config.queue.concurrency,
+        // Uploads are admitted (and refused) by the transcription service; each has at most
+        // maxBatch windows out, so no window is ever refused here.
+        depth: maxUploads * config.maxBatch,
+        maxBatch: config.maxBatch,
+        onDepth: (waiting, running) => {
+          metrics.queueDepth.set(waiting);
+          metrics.running.set(running);
+        },
+        onBatch: (windows) => metrics.batchSize.observe(windows),
+      });
+      return [
+        whisperService(
+          new TranscriptionService(models, recognition, metrics, {
+            ffmpegPath: config.ffmpegPath,
+            maxAudioSeconds: config.maxAudioSeconds,
+            spoolDir: config.spoolDir,
+            spoolMaxBytes: config.spoolMaxBytes,
+            windowing: config.windowing,
+            maxUploads,
+            windowsInFlight: config.maxBatch,
+          }),
+        ),
+      ];
+    },
   });
 }
 

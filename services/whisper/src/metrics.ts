@@ -6,12 +6,12 @@ export function createWhisperMetrics(registry: Registry) {
   return {
     queueDepth: new Gauge({
       name: 'whisper_queue_depth',
-      help: 'Transcriptions whose next window waits for a recognition slot.',
+      help: 'Transcriptions whose next window (or language detection) waits for a recognition pass.',
       registers,
     }),
     running: new Gauge({
       name: 'whisper_active_transcriptions',
-      help: 'Windows being recognised now.',
+      help: 'Windows being recognised now (every row of the passes running).',
       registers,
     }),
     uploads: new Gauge({
@@ -22,6 +22,12 @@ export function createWhisperMetrics(registry: Registry) {
     spoolBytes: new Gauge({
       name: 'whisper_spool_bytes',
       help: 'Bytes of uploads spooled to disk now (at most WHISPER_SPOOL_MAX_BYTES).',
+      registers,
+    }),
+    batchSize: new Histogram({
+      name: 'whisper_batch_size',
+      help: 'Windows recognised together in one pass (at most WHISPER_MAX_BATCH).',
+      buckets: [1, 2, 3, 4, 6, 8, 12, 16, 32],
       registers,
     }),
     audioSeconds: new Counter({

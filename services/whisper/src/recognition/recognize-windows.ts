@@ -1,8 +1,11 @@
-// Recognition of audio as it is decoded: each window goes to the model as soon as it is complete
-// and is then dropped, so memory holds one window per transcription (plus the tokens so far),
-// whatever the audio's length. While a window waits for the model, nothing more is read, which
-// pauses the decoder and, through it, the upload.
+// Recognition of audio as it is decoded: each window goes to the model as soon as it is complete,
+// and up to `inFlight` windows of one transcription wait for or run in the model at once, so that
+// the windows of one long file can share a batch; a window is dropped once recognised, so memory
+// holds a few windows per transcription (plus the tokens so far), whatever the audio's length.
+// While `inFlight` windows are out, nothing more is read, which pauses the decoder and, through it,
+// the upload.
 import { isSilent } from '../audio/pcm.js';
+import { directRecognizer, type Timed, type WindowRecognizer } from './recognition-queue.js';
 import type { SpeechModel, WindowText } from './speech-model.js';
 import type { WindowSamples } from './windows.js';
 
@@ -18,8 +21,10 @@ export interface RecognizeWindowsOptions {
    * after a short file (one window, the common case) still count.
    */
   choose(): RecognitionChoice;
-  /** Runs model work when a recognition slot is free (the worker's queue), one window at a time. */
-  inSlot<T>(work: () => Promise<T>): Promise<T>;
+  /** Where the model work runs (the worker's RecognitionQueue); default: straight on the model. */
+  readonly recognizer?: WindowRecognizer;
+  /** Windows of this audio recognised or waiting at once (default 1: one at a time). */
+  readonly inFlight?: number;
   readonly signal: AbortSignal;
 }
 
@@ -32,7 +37,7 @@ export interface WindowedRecognition {
   readonly model: SpeechModel | undefined;
   /** Samples decoded in all. */
   readonly samples: number;
-  /** Seconds the model spent on this audio (time in recognition slots). */
+  /** Seconds during which the model worked on this audio (its passes, overlaps counted once). */
   readonly recognitionSeconds: number;
 }
 
@@ -40,36 +45,75 @@ export async function recognizeWindows(
   windows: AsyncIterable<WindowSamples>,
   options: RecognizeWindowsOptions,
 ): Promise<WindowedRecognition> {
-  const { signal } = options;
+  const recognizer = options.recognizer ?? directRecognizer;
+  const inFlight = options.inFlight ?? 1;
+  if (!Number.isInteger(inFlight) || inFlight < 1) throw new Error('inFlight must be a positive integer');
+  // A failed window ends its siblings still in flight, as the caller's abort does.
+  const failed = new AbortController();
+  const signal = AbortSignal.any([options.signal, failed.signal]);
   const texts: WindowText[] = [];
+  const passes: Timed<unknown>[] = [];
+  const pending = new Set<Promise<void>>();
   let model: SpeechModel | undefined;
   let language: string | undefined;
   let samples = 0;
-  let busyMs = 0;
-  for await (const { samples: audio, ...window } of windows) {
-    samples = window.end;
-    // Whisper invents text ("Thank you.") for silence, so a silent window never reaches it; it
-    // still takes its place in the stitching, so later times stay right.
-    if (isSilent(audio)) {
+  try {
+    for await (const { samples: audio, ...window } of windows) {
+      signal.throwIfAborted();
+      samples = window.end;
+      const at = texts.length;
+      // Whisper invents text ("Thank you.") for silence, so a silent window never reaches it; it
+      // still takes its place in the stitching, so later times stay right.
       texts.push({ window, tokens: [] });
-      continue;
-    }
-    const tokens = await options.inSlot(async () => {
-      const started = performance.now();
-      try {
-        if (model === undefined || language === undefined) {
-          const choice = options.choose();
-          model = choice.model;
-          language = choice.language || (await model.detectLanguage(audio));
+      if (isSilent(audio)) continue;
+      if (model === undefined || language === undefined) {
+        // Settled before any window is recognised: every window then uses the same prompt.
+        const choice = options.choose();
+        model = choice.model;
+        if (choice.language) {
+          language = choice.language;
+        } else {
+          const detected = await recognizer.detectLanguage(model, audio, signal);
+          passes.push(detected);
+          language = detected.value;
         }
-        return await model.recognizeWindow({ samples: audio, language, signal });
-      } finally {
-        busyMs += performance.now() - started;
       }
-    });
-    texts.push({ window, tokens });
+      // The windower reuses its buffer for the next window, which is read while this one waits.
+      const request = { samples: audio.slice(), language, signal };
+      const recognized = recognizer.recognize(model, request).then((result) => {
+        passes.push(result);
+        texts[at] = { window, tokens: result.value };
+      });
+      pending.add(recognized);
+      // Settled ones leave the set; a failure ends the others at once and is rethrown below.
+      recognized.then(
+        () => pending.delete(recognized),
+        (error: unknown) => failed.abort(error),
+      );
+      // Backpressure: no more is read while `inFlight` windows are out.
+      while (pending.size >= inFlight) await Promise.race(pending);
+    }
+    await Promise.all(pending);
+  } catch (error) {
+    failed.abort(error);
+    throw error;
+  } finally {
+    // Nothing of this audio is left running in the model once this returns or throws.
+    await Promise.allSettled(pending);
   }
-  signal.throwIfAborted();
+  options.signal.throwIfAborted();
   const { text, chunks } = model === undefined ? { text: '', chunks: [] } : model.stitch(texts);
-  return { text, chunks, language, model, samples, recognitionSeconds: busyMs / 1000 };
+  return { text, chunks, language, model, samples, recognitionSeconds: busySeconds(passes) };
+}
+
+/** Seconds covered by the passes' intervals, overlapping ones (windows of one batch) counted once. */
+function busySeconds(passes: readonly Timed<unknown>[]): number {
+  const sorted = [...passes].sort((a, b) => a.started - b.started);
+  let total = 0;
+  let end = -Infinity;
+  for (const { started, ended } of sorted) {
+    total += Math.max(0, ended - Math.max(started, end));
+    end = Math.max(end, ended);
+  }
+  return total / 1000;
 }

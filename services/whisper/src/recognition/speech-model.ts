@@ -1,6 +1,7 @@
 // What transcription needs from a speech model, and nothing about how it runs: the adapter
-// (adapters/whisper-model.ts) implements it over Transformers.js + ONNX Runtime. The model sees one
-// window at a time, so the caller decides how much audio is in memory (one window, not the file).
+// (adapters/whisper-model.ts) implements it over Transformers.js + ONNX Runtime. The model sees the
+// windows it is given (a batch of them at most), so the caller decides how much audio is in memory
+// (a few windows, not the file).
 import type { RawChunk } from './segments.js';
 import type { AudioWindow } from './windows.js';
 
@@ -9,7 +10,7 @@ export interface WindowRequest {
   readonly samples: Float32Array;
   /** ISO 639-1 code the model knows. */
   readonly language: string;
-  /** Aborts between decoding steps. */
+  /** Ends this window's decoding at the next step (the other windows of its batch go on). */
   readonly signal: AbortSignal;
 }
 
@@ -37,8 +38,17 @@ export interface SpeechModel {
    * detects it; `en` without running the model when it is English-only.
    */
   detectLanguage(samples: Float32Array): Promise<string>;
-  /** The tokens of one window, timestamps included. */
-  recognizeWindow(request: WindowRequest): Promise<number[]>;
+  /**
+   * Requests with equal keys can be recognised in one `recognizeWindows` call (one model pass):
+   * the model's id and the length of the decoder prompt `language` needs.
+   */
+  batchKey(language: string): string;
+  /**
+   * The tokens of each window, timestamps included, decoded together in one pass; each window's
+   * tokens are exactly those it gives alone. One entry per request, in order: its tokens, or its
+   * signal's reason when it aborted. The requests' keys (`batchKey`) must be equal.
+   */
+  recognizeWindows(requests: readonly WindowRequest[]): Promise<(number[] | Error)[]>;
   /** Timestamped text of consecutive windows, their overlaps stitched. */
   stitch(windows: readonly WindowText[]): Recognition;
   dispose(): Promise<void>;

@@ -2,7 +2,8 @@
 // loading or unknown, bad language, no capacity), then decode the upload while it streams in and
 // recognise it window by window as ffmpeg produces them, and answer segments the gateway can render
 // in any format. An upload holds a place from its first byte to its answer, so uploads being decoded
-// count against the queue; each holds one window of samples, so memory does not grow with length.
+// count against the queue; each holds a few windows of samples (those in flight), so memory does
+// not grow with length.
 import type { ListModelsResponse, TranscribeChunk__Output, TranscribeResponse } from '@switchboard/contracts';
 import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
 import type { RequestContext } from '@switchboard/grpc';
@@ -11,6 +12,7 @@ import { decodePcm } from '../adapters/ffmpeg-decoder.js';
 import { ByteBudget } from '../audio/byte-budget.js';
 import { durationSeconds, SAMPLE_RATE } from '../audio/pcm.js';
 import type { Spool } from '../audio/upload-source.js';
+import type { WindowRecognizer } from '../recognition/recognition-queue.js';
 import { recognizeWindows } from '../recognition/recognize-windows.js';
 import { toSegments } from '../recognition/segments.js';
 import type { SpeechModel } from '../recognition/speech-model.js';
@@ -26,6 +28,8 @@ export interface TranscriptionOptions {
   readonly windowing: Windowing;
   /** Uploads in progress at once (recognition concurrency + queue depth); beyond → no_capacity. */
   readonly maxUploads: number;
+  /** Windows of one upload recognised or waiting at once (the batch size: one file fills a pass). */
+  readonly windowsInFlight: number;
 }
 
 export class TranscriptionService {
@@ -35,8 +39,8 @@ export class TranscriptionService {
 
   constructor(
     private readonly registry: ModelRegistry<SpeechModel>,
-    /** Recognition slots, taken one window at a time, so a slow upload never idles the model. */
-    private readonly queue: WorkQueue,
+    /** Recognition passes, taken window by window, so a slow upload never idles the model. */
+    private readonly recognizer: WindowRecognizer,
     private readonly metrics: WhisperMetrics,
     private readonly options: TranscriptionOptions,
   ) {
@@ -97,7 +101,8 @@ export class TranscriptionService {
           chosenId = id;
           return { model, language };
         },
-        inSlot: (work) => this.queue.run(work, ctx.signal),
+        recognizer: this.recognizer,
+        inFlight: this.options.windowsInFlight,
         signal: ctx.signal,
       },
     );

@@ -1,0 +1,109 @@
+// The worker's recognition turns with the real tiny random-weight Whisper: windows of several
+// transcriptions that wait together share one pass, a detection runs alone, and the gauges count
+// transcriptions waiting (not their windows) and windows running.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { useLocalModels } from '@switchboard/models';
+import { buildTinyWhisper } from '@switchboard/models-dev';
+import { loadWhisperModel } from '../adapters/whisper-model.js';
+import { SAMPLE_RATE } from '../audio/pcm.js';
+import { RecognitionQueue } from './recognition-queue.js';
+import type { SpeechModel } from './speech-model.js';
+
+let dir: string;
+let model: SpeechModel;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'whisper-queue-'));
+  await buildTinyWhisper(join(dir, 'whisper', 'tiny'), { seed: 0 });
+  useLocalModels(join(dir, 'whisper'));
+  model = await loadWhisperModel(
+    { id: 'tiny', dir: '', description: '' },
+    { providers: ['cpu'], deviceId: 0 },
+  );
+});
+after(async () => {
+  await model?.dispose();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const tone = (seconds: number, hz: number) =>
+  Float32Array.from(
+    { length: seconds * SAMPLE_RATE },
+    (_, i) => 0.14 * Math.sin((2 * Math.PI * hz * i) / SAMPLE_RATE),
+  );
+
+test('windows of two transcriptions waiting together share a pass; gauges count waiting transcriptions and running windows', async () => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let first = true;
+  const held: SpeechModel = Object.create(model) as SpeechModel;
+  held.recognizeWindows = async (requests) => {
+    if (first) {
+      first = false;
+      await released;
+    }
+    return model.recognizeWindows(requests);
+  };
+  const batches: number[] = [];
+  const gauges: [number, number][] = [];
+  const queue = new RecognitionQueue({
+    concurrency: 1,
+    depth: 8,
+    maxBatch: 4,
+    onBatch: (size) => batches.push(size),
+    onDepth: (waiting, running) => gauges.push([waiting, running]),
+  });
+  const a = new AbortController().signal;
+  const b = new AbortController().signal;
+  const window = (hz: number, signal: AbortSignal, language: string) =>
+    queue.recognize(held, { samples: tone(10, hz), language, signal });
+  const results = [
+    window(220, a, 'en'),
+    window(440, a, 'en'),
+    window(880, a, 'en'),
+    // Another language, the same prompt length: the same pass.
+    window(330, b, 'de'),
+  ];
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(gauges.at(-1), [2, 1], 'a and b wait (a with two windows); one window runs');
+  release();
+  const answered = await Promise.all(results);
+  assert.deepEqual(batches, [1, 3]);
+  assert.deepEqual(gauges.at(-1), [0, 0]);
+  // Each window's tokens are those it gives alone.
+  for (const [i, [hz, language]] of (
+    [
+      [220, 'en'],
+      [440, 'en'],
+      [880, 'en'],
+      [330, 'de'],
+    ] as const
+  ).entries()) {
+    const [alone] = await model.recognizeWindows([{ samples: tone(10, hz), language, signal: a }]);
+    assert.deepEqual(answered[i]!.value, alone);
+  }
+  // The three windows of the second pass report the same pass.
+  assert.equal(answered[1]!.started, answered[3]!.started);
+});
+
+test('a detection runs alone, in the same turns, and is no recognition batch', async () => {
+  const batches: number[] = [];
+  const queue = new RecognitionQueue({
+    concurrency: 1,
+    depth: 8,
+    maxBatch: 4,
+    onBatch: (n) => batches.push(n),
+  });
+  const signal = new AbortController().signal;
+  const [detected, recognized] = await Promise.all([
+    queue.detectLanguage(model, tone(5, 440), signal),
+    queue.recognize(model, { samples: tone(5, 440), language: 'en', signal }),
+  ]);
+  assert.equal(detected.value, await model.detectLanguage(tone(5, 440)));
+  assert.ok(detected.ended <= recognized.started, 'one pass at a time');
+  assert.deepEqual(batches, [1]);
+});
