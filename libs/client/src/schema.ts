@@ -790,7 +790,7 @@ export interface paths {
         put?: never;
         /**
          * Transcribe audio (OpenAI shape)
-         * @description Streamed to the worker exactly like POST /transcribe, within the key's tier's upload limit. The worker picks its model when the audio starts: send `model` before `file` in the form to name another than the default one (named after the file, a different model → 400 with `param: model`).
+         * @description Streamed to the worker exactly like POST /transcribe, within the key's tier's upload limit. `model` and `language` may follow `file` (the openai client sends the file first): the worker settles them when the first 30-s window is transcribed, so for longer audio one sent after the file is a 400 naming it; send it before the file then.
          */
         post: operations["openAiTranscribe"];
         delete?: never;
