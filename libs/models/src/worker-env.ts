@@ -1,6 +1,6 @@
 // The environment every model worker reads under the same names (llm, whisper, diffusion), so
 // the chart and the local runner can set them alike. Variables that differ per worker carry its
-// prefix (LLM_CONCURRENCY, WHISPER_DEFAULT_MODEL, …) and stay in the worker's own schema.
+// prefix (LLM_MAX_BATCH, WHISPER_DEFAULT_MODEL, …) and stay in the worker's own schema.
 import { z } from 'zod';
 import { env } from '@switchboard/config';
 import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
