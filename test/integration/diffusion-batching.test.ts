@@ -7,44 +7,28 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { startS3, type S3Server } from '../support/s3.js';
-import { sleep, startStack, type Stack } from '../support/stack.js';
-import {
-  startWorker,
-  tinyDiffusionRepository,
-  type TinyModelRepository,
-  type WorkerProcess,
-} from '../support/worker.js';
+import { type ModelStack, sleep, startModelStack } from '../support/stack.js';
 
 const bucket = 'switchboard-images';
-let repo: TinyModelRepository;
 let s3: S3Server;
-let worker: WorkerProcess;
-let stack: Stack;
+let diffusion: ModelStack;
 let key: CreatedKey;
 
 before(async () => {
-  [repo, s3] = await Promise.all([tinyDiffusionRepository(), startS3()]);
-  worker = await startWorker('diffusion', {
-    env: {
-      MODEL_DIR: repo.modelDir,
-      DIFFUSION_CONCURRENCY: '1',
-      DIFFUSION_QUEUE_DEPTH: '8',
-      DIFFUSION_MAX_BATCH: '4',
-      ...s3.env(bucket),
-    },
+  s3 = await startS3();
+  diffusion = await startModelStack('diffusion', {
+    workerEnv: { DIFFUSION_CONCURRENCY: '1', DIFFUSION_QUEUE_DEPTH: '8', DIFFUSION_MAX_BATCH: '4' },
+    sharedEnv: s3.env(bucket),
   });
-  stack = await startStack({ env: { DIFFUSION_ADDR: worker.address, ...s3.env(bucket) } });
-  key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
+  key = await createKey(diffusion.stack.gateway, { rate_limit_per_minute: 10_000 });
 });
 after(async () => {
-  await stack?.stop();
-  await worker?.stop();
+  await diffusion?.stop();
   await s3?.stop();
-  await repo?.remove();
 });
 
 const generate = (body: unknown, signal?: AbortSignal) =>
-  fetch(`${stack.gateway.url}/generate-image`, {
+  fetch(`${diffusion.stack.gateway.url}/generate-image`, {
     method: 'POST',
     headers: { ...bearer(key.key), 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -55,7 +39,7 @@ async function png(res: Promise<Response>): Promise<Buffer> {
   const answer = await res;
   assert.equal(answer.status, 200, await answer.clone().text());
   const { url } = (await answer.json()) as { url: string };
-  const file = await fetch(`${stack.gateway.url}${url}`, { headers: bearer(key.key) });
+  const file = await fetch(`${diffusion.stack.gateway.url}${url}`, { headers: bearer(key.key) });
   assert.equal(file.status, 200);
   return Buffer.from(await file.arrayBuffer());
 }
@@ -63,13 +47,13 @@ async function png(res: Promise<Response>): Promise<Buffer> {
 /** Polls a worker metric until `ok` holds (no timing is asserted: it only sequences the test). */
 async function until(metric: string, ok: (value: number) => boolean, labels?: Record<string, string>) {
   for (let i = 0; i < 600; i++) {
-    if (ok(await worker.metric(metric, labels))) return;
+    if (ok(await diffusion.worker.metric(metric, labels))) return;
     await sleep(20);
   }
   assert.fail(`${metric} never reached the expected value`);
 }
 
-const batchBucket = (le: string) => worker.metric('diffusion_batch_size_bucket', { le });
+const batchBucket = (le: string) => diffusion.worker.metric('diffusion_batch_size_bucket', { le });
 
 test('four waiting requests of one size run as one batch; each PNG equals the one it gives alone', async () => {
   const shared = { width: 128, height: 128, steps: 4 };
@@ -103,6 +87,6 @@ test('four waiting requests of one size run as one batch; each PNG equals the on
     const alone = await png(generate(body));
     assert.ok(alone.equals(together[i]!), `request ${i}: the batched PNG differs from the one alone`);
   }
-  assert.equal(await worker.metric('diffusion_active_generations'), 0);
-  assert.equal(await worker.metric('diffusion_queue_depth'), 0);
+  assert.equal(await diffusion.worker.metric('diffusion_active_generations'), 0);
+  assert.equal(await diffusion.worker.metric('diffusion_queue_depth'), 0);
 });

@@ -6,38 +6,40 @@ import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { pngSize } from '../support/png.js';
 import { startS3, type S3Server } from '../support/s3.js';
-import { errorOf, sleep, startWorkerWithGateway, startStack, type Stack } from '../support/stack.js';
 import {
-  startWorker,
-  tinyDiffusionRepository,
-  type TinyModelRepository,
-  type WorkerProcess,
-} from '../support/worker.js';
+  errorOf,
+  type ModelStack,
+  sleep,
+  type Stack,
+  startModelStack,
+  startWorkerWithGateway,
+} from '../support/stack.js';
+import type { TinyModelRepository, WorkerProcess } from '../support/worker.js';
 
 const bucket = 'switchboard-images';
-let repo: TinyModelRepository;
 let s3: S3Server;
+let diffusion: ModelStack;
+let repo: TinyModelRepository;
 let worker: WorkerProcess;
 let stack: Stack;
 let key: CreatedKey;
 let other: CreatedKey;
 
 before(async () => {
-  [repo, s3] = await Promise.all([tinyDiffusionRepository(), startS3()]);
-  worker = await startWorker('diffusion', {
-    env: { MODEL_DIR: repo.modelDir, DIFFUSION_QUEUE_DEPTH: '8', ...s3.env(bucket) },
+  s3 = await startS3();
+  diffusion = await startModelStack('diffusion', {
+    workerEnv: { DIFFUSION_QUEUE_DEPTH: '8' },
+    sharedEnv: s3.env(bucket),
   });
-  stack = await startStack({ env: { DIFFUSION_ADDR: worker.address, ...s3.env(bucket) } });
+  ({ repo, worker, stack } = diffusion);
   [key, other] = await Promise.all([
     createKey(stack.gateway, { rate_limit_per_minute: 10_000 }),
     createKey(stack.gateway, { rate_limit_per_minute: 10_000 }),
   ]);
 });
 after(async () => {
-  await stack?.stop();
-  await worker?.stop();
+  await diffusion?.stop();
   await s3?.stop();
-  await repo?.remove();
 });
 
 interface GeneratedImage {

@@ -8,32 +8,32 @@ import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import type { GatewayProcess } from '../support/gateway.js';
 import { startS3, type S3Server } from '../support/s3.js';
-import { errorOf, startStack, startWorkerWithGateway, type Stack } from '../support/stack.js';
 import {
-  startWorker,
-  tinyDiffusionRepository,
-  type TinyModelRepository,
-  type WorkerProcess,
-} from '../support/worker.js';
+  errorOf,
+  type ModelStack,
+  type Stack,
+  startModelStack,
+  startWorkerWithGateway,
+} from '../support/stack.js';
+import { startWorker, type TinyModelRepository, type WorkerProcess } from '../support/worker.js';
 
 const bucket = 'switchboard-budget';
-let repo: TinyModelRepository;
 let s3: S3Server;
+let diffusion: ModelStack;
+let repo: TinyModelRepository;
 let worker: WorkerProcess;
 let stack: Stack;
 let key: CreatedKey;
 
 before(async () => {
-  [repo, s3] = await Promise.all([tinyDiffusionRepository(), startS3()]);
-  worker = await startWorker('diffusion', { env: { MODEL_DIR: repo.modelDir, ...s3.env(bucket) } });
-  stack = await startStack({ env: { DIFFUSION_ADDR: worker.address, ...s3.env(bucket) } });
+  s3 = await startS3();
+  diffusion = await startModelStack('diffusion', { sharedEnv: s3.env(bucket) });
+  ({ repo, worker, stack } = diffusion);
   key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
 });
 after(async () => {
-  await stack?.stop();
-  await worker?.stop();
+  await diffusion?.stop();
   await s3?.stop();
-  await repo?.remove();
 });
 
 const generate = (gateway: GatewayProcess, width: number, height: number) =>

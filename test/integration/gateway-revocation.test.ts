@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { admin, bearer, createKey, type CreatedKey } from '../support/admin.js';
-import { type LlmStack, sleep, type Stack, startLlmStack } from '../support/stack.js';
+import { type ModelStack, sleep, type Stack, startLlmStack } from '../support/stack.js';
 import type { WorkerProcess } from '../support/worker.js';
 
-let llm: LlmStack;
+let llm: ModelStack;
 let worker: WorkerProcess;
 let stack: Stack;
 let victim: CreatedKey;

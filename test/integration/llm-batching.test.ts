@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { readSse } from '../support/sse.js';
-import { type LlmStack, startLlmStack } from '../support/stack.js';
+import { type ModelStack, startLlmStack } from '../support/stack.js';
 import { sharedModelRepository } from '../support/worker.js';
 
 const MODEL = 'TinyStories-656K';
 
-let llm: LlmStack;
+let llm: ModelStack;
 let key: CreatedKey;
 
 before(async () => {

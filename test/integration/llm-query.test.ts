@@ -5,10 +5,10 @@ import { after, before, test } from 'node:test';
 import { AutoTokenizer, env, type PreTrainedTokenizer } from '@huggingface/transformers';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { readSse } from '../support/sse.js';
-import { errorOf, type LlmStack, sleep, type Stack, startLlmStack } from '../support/stack.js';
+import { errorOf, type ModelStack, sleep, type Stack, startLlmStack } from '../support/stack.js';
 import type { TinyModelRepository, WorkerProcess } from '../support/worker.js';
 
-let llm: LlmStack;
+let llm: ModelStack;
 let repo: TinyModelRepository;
 let worker: WorkerProcess;
 let stack: Stack;

@@ -10,7 +10,7 @@ import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import type { GatewayProcess } from '../support/gateway.js';
 import { readSse } from '../support/sse.js';
 import {
-  type LlmStack,
+  type ModelStack,
   startLlmStack,
   startWorkerWithGateway,
   type WorkerWithGateway,
@@ -149,7 +149,7 @@ function assertEnglishProse(text: string): void {
 
 for (const model of models) {
   describe(model.id, () => {
-    let llm: LlmStack;
+    let llm: ModelStack;
     let quantized: WorkerWithGateway;
     let key: CreatedKey;
     const greedy = { prompt: PROMPT, max_tokens: MAX_TOKENS, temperature: 0 };

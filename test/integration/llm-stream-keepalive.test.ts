@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { readSse } from '../support/sse.js';
-import { type LlmStack, type Stack, startLlmStack } from '../support/stack.js';
+import { type ModelStack, type Stack, startLlmStack } from '../support/stack.js';
 
-let llm: LlmStack;
+let llm: ModelStack;
 let stack: Stack;
 let key: CreatedKey;
 

@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
-import { errorOf, type LlmStack, type Stack, startLlmStack } from '../support/stack.js';
+import { errorOf, type ModelStack, type Stack, startLlmStack } from '../support/stack.js';
 import type { WorkerProcess } from '../support/worker.js';
 
-let llm: LlmStack;
+let llm: ModelStack;
 let worker: WorkerProcess;
 let stack: Stack;
 let key: CreatedKey;

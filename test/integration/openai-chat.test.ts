@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import OpenAI from 'openai';
 import { createKey } from '../support/admin.js';
-import { type LlmStack, startLlmStack } from '../support/stack.js';
+import { type ModelStack, startLlmStack } from '../support/stack.js';
 
-let llm: LlmStack;
+let llm: ModelStack;
 let client: OpenAI;
 
 before(async () => {

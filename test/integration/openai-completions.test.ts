@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { Redis } from 'ioredis';
 import OpenAI from 'openai';
 import { createKey, type CreatedKey } from '../support/admin.js';
-import { type LlmStack, sleep, startLlmStack } from '../support/stack.js';
+import { type ModelStack, sleep, startLlmStack } from '../support/stack.js';
 import { sharedModelRepository } from '../support/worker.js';
 
 const MODEL = 'stories260K';
@@ -17,7 +17,7 @@ const REFERENCE =
   ', there was a little girl named Lily. She loved to play outside in the park. One day, she saw a big, red ball. She wanted to play with it,';
 const USAGE = { prompt_tokens: 5, completion_tokens: 48, total_tokens: 53 };
 
-let llm: LlmStack;
+let llm: ModelStack;
 let key: CreatedKey;
 let client: OpenAI;
 

@@ -8,34 +8,23 @@ import OpenAI from 'openai';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { pngSize } from '../support/png.js';
 import { startS3, type S3Server } from '../support/s3.js';
-import { startStack, type Stack } from '../support/stack.js';
-import {
-  startWorker,
-  tinyDiffusionRepository,
-  type TinyModelRepository,
-  type WorkerProcess,
-} from '../support/worker.js';
+import { type ModelStack, startModelStack } from '../support/stack.js';
 
 const bucket = 'switchboard-images';
-let repo: TinyModelRepository;
 let s3: S3Server;
-let worker: WorkerProcess;
-let stack: Stack;
+let diffusion: ModelStack;
 let key: CreatedKey;
 let client: OpenAI;
 
 before(async () => {
-  [repo, s3] = await Promise.all([tinyDiffusionRepository(), startS3()]);
-  worker = await startWorker('diffusion', { env: { MODEL_DIR: repo.modelDir, ...s3.env(bucket) } });
-  stack = await startStack({ env: { DIFFUSION_ADDR: worker.address, ...s3.env(bucket) } });
-  key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
-  client = new OpenAI({ apiKey: key.key, baseURL: `${stack.gateway.url}/v1`, maxRetries: 0 });
+  s3 = await startS3();
+  diffusion = await startModelStack('diffusion', { sharedEnv: s3.env(bucket) });
+  key = await createKey(diffusion.stack.gateway, { rate_limit_per_minute: 10_000 });
+  client = new OpenAI({ apiKey: key.key, baseURL: `${diffusion.stack.gateway.url}/v1`, maxRetries: 0 });
 });
 after(async () => {
-  await stack?.stop();
-  await worker?.stop();
+  await diffusion?.stop();
   await s3?.stop();
-  await repo?.remove();
 });
 
 // `steps` and `seed` are extensions; OpenAI's client passes unknown fields through.
@@ -53,7 +42,7 @@ test('response_format url: a link to a PNG of the asked size, readable with the 
   const pngs: Buffer[] = [];
   for (const image of images.data) {
     assert.equal(image.b64_json, undefined);
-    assert.match(image.url!, new RegExp(`^${stack.gateway.url}/api/images/img-[^/]+\\.png$`));
+    assert.match(image.url!, new RegExp(`^${diffusion.stack.gateway.url}/api/images/img-[^/]+\\.png$`));
     const res = await fetch(image.url!, { headers: bearer(key.key) });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'image/png');

@@ -9,45 +9,41 @@ import OpenAI, { toFile } from 'openai';
 import { buildTinyWhisper } from '@switchboard/models-dev';
 import { createKey, type CreatedKey } from '../support/admin.js';
 import { makeAudioFixtures, type AudioFixtures } from '../support/audio.js';
-import { startStack, type Stack } from '../support/stack.js';
-import {
-  startWorker,
-  tinyWhisperRepository,
-  type TinyModelRepository,
-  type WorkerProcess,
-} from '../support/worker.js';
+import { type ModelStack, startModelStack } from '../support/stack.js';
+import { tinyWhisperRepository } from '../support/worker.js';
 
-let repo: TinyModelRepository;
-let worker: WorkerProcess;
-let stack: Stack;
+let whisper: ModelStack;
 let key: CreatedKey;
 let audio: AudioFixtures;
 let client: OpenAI;
 let speech: Buffer;
 
+const MODEL = 'tiny-whisper-dev';
 // A second model beside the default, with other weights, so which one ran shows in the words.
 const OTHER_MODEL = 'tiny-whisper-other';
 
 before(async () => {
-  [repo, audio] = await Promise.all([tinyWhisperRepository(), makeAudioFixtures()]);
-  await buildTinyWhisper(join(repo.modelDir, 'whisper', OTHER_MODEL), { seed: 7 });
-  worker = await startWorker('whisper', {
-    env: { MODEL_DIR: repo.modelDir, WHISPER_DEFAULT_MODEL: repo.modelId },
+  audio = await makeAudioFixtures();
+  whisper = await startModelStack('whisper', {
+    repository: async () => {
+      const repo = await tinyWhisperRepository(MODEL);
+      await buildTinyWhisper(join(repo.modelDir, 'whisper', OTHER_MODEL), { seed: 7 });
+      return repo;
+    },
+    workerEnv: { WHISPER_DEFAULT_MODEL: MODEL },
   });
-  stack = await startStack({ env: { WHISPER_ADDR: worker.address } });
-  key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
-  client = new OpenAI({ apiKey: key.key, baseURL: `${stack.gateway.url}/v1`, maxRetries: 0 });
+  key = await createKey(whisper.stack.gateway, { rate_limit_per_minute: 10_000 });
+  client = new OpenAI({ apiKey: key.key, baseURL: `${whisper.stack.gateway.url}/v1`, maxRetries: 0 });
   speech = await audio.speech('mp3');
 });
 after(async () => {
-  await stack?.stop();
-  await worker?.stop();
-  await Promise.all([repo?.remove(), audio?.remove()]);
+  await whisper?.stop();
+  await audio?.remove();
 });
 
 const transcribe = async (fields: Record<string, unknown>, file = speech) =>
   client.audio.transcriptions.create({
-    model: repo.modelId,
+    model: whisper.repo.modelId,
     file: await toFile(file, 'speech.mp3'),
     ...fields,
   } as OpenAI.Audio.TranscriptionCreateParamsNonStreaming) as Promise<unknown>;
@@ -116,7 +112,7 @@ test('bad fields are BadRequestError naming the param; no file too', async () =>
     return true;
   });
   const form = new FormData();
-  form.append('model', repo.modelId);
+  form.append('model', whisper.repo.modelId);
   const res = await fetch(`${client.baseURL}/audio/transcriptions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key.key}` },
@@ -148,7 +144,7 @@ test('`model` may come after `file`, as the client sends it, up to the first win
   };
   const other = await textWith(OTHER_MODEL, true);
   assert.equal(other.status, 200, other.body);
-  assert.notEqual(other.body, (await textWith(repo.modelId, true)).body, 'the two models differ');
+  assert.notEqual(other.body, (await textWith(whisper.repo.modelId, true)).body, 'the two models differ');
   assert.deepEqual(await textWith(OTHER_MODEL, false), other, 'named after the file, it is the one used');
   // Through the client too, whose form puts the file first.
   const viaClient = await client.audio.transcriptions.create({

@@ -8,37 +8,22 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { makeAudioFixtures, type AudioFixtures } from '../support/audio.js';
-import { startStack, type Stack } from '../support/stack.js';
-import {
-  startWorker,
-  tinyWhisperRepository,
-  type TinyModelRepository,
-  type WorkerProcess,
-} from '../support/worker.js';
+import { type ModelStack, startModelStack } from '../support/stack.js';
 
-let repo: TinyModelRepository;
-let worker: WorkerProcess;
-let stack: Stack;
+let whisper: ModelStack;
 let key: CreatedKey;
 let audio: AudioFixtures;
 
 before(async () => {
-  [repo, audio] = await Promise.all([tinyWhisperRepository(), makeAudioFixtures()]);
-  worker = await startWorker('whisper', {
-    env: {
-      MODEL_DIR: repo.modelDir,
-      WHISPER_CONCURRENCY: '1',
-      WHISPER_MAX_BATCH: '4',
-      WHISPER_QUEUE_DEPTH: '8',
-    },
+  audio = await makeAudioFixtures();
+  whisper = await startModelStack('whisper', {
+    workerEnv: { WHISPER_CONCURRENCY: '1', WHISPER_MAX_BATCH: '4', WHISPER_QUEUE_DEPTH: '8' },
   });
-  stack = await startStack({ env: { WHISPER_ADDR: worker.address } });
-  key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
+  key = await createKey(whisper.stack.gateway, { rate_limit_per_minute: 10_000 });
 });
 after(async () => {
-  await stack?.stop();
-  await worker?.stop();
-  await Promise.all([repo?.remove(), audio?.remove()]);
+  await whisper?.stop();
+  await audio?.remove();
 });
 
 interface Upload {
@@ -52,7 +37,7 @@ async function transcribe({ name, file, language }: Upload): Promise<unknown> {
   form.append('language', language);
   form.append('format', 'json');
   form.append('file', new Blob([file]), name);
-  const res = await fetch(`${stack.gateway.url}/transcribe`, {
+  const res = await fetch(`${whisper.stack.gateway.url}/transcribe`, {
     method: 'POST',
     headers: bearer(key.key),
     body: form,
@@ -72,17 +57,21 @@ test('4 uploads at once share passes, and each transcript is the one the same up
   const windows = 5;
 
   const together = await Promise.all(uploads.map(transcribe));
-  const passes = await worker.metric('whisper_batch_size_count');
-  assert.equal(await worker.metric('whisper_batch_size_sum'), windows, 'every window recognised once');
+  const passes = await whisper.worker.metric('whisper_batch_size_count');
+  assert.equal(
+    await whisper.worker.metric('whisper_batch_size_sum'),
+    windows,
+    'every window recognised once',
+  );
   assert.ok(passes < windows, `${windows} windows in ${passes} passes: some pass held more than one`);
   assert.ok(
-    (await worker.metric('whisper_batch_size_bucket', { le: '1' })) < passes,
+    (await whisper.worker.metric('whisper_batch_size_bucket', { le: '1' })) < passes,
     'a pass of more than one window',
   );
 
   for (const [i, upload] of uploads.entries()) {
     assert.deepEqual(together[i], await transcribe(upload), upload.name);
   }
-  assert.equal(await worker.metric('whisper_queue_depth'), 0);
-  assert.equal(await worker.metric('whisper_active_transcriptions'), 0);
+  assert.equal(await whisper.worker.metric('whisper_queue_depth'), 0);
+  assert.equal(await whisper.worker.metric('whisper_active_transcriptions'), 0);
 });

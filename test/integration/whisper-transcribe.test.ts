@@ -6,32 +6,20 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { containers, makeAudioFixtures, type AudioFixtures, type Container } from '../support/audio.js';
-import { errorOf, startStack, type Stack } from '../support/stack.js';
-import {
-  startWorker,
-  tinyWhisperRepository,
-  type TinyModelRepository,
-  type WorkerProcess,
-} from '../support/worker.js';
+import { errorOf, type ModelStack, startModelStack } from '../support/stack.js';
 
-let repo: TinyModelRepository;
-let worker: WorkerProcess;
-let stack: Stack;
+let whisper: ModelStack;
 let key: CreatedKey;
 let audio: AudioFixtures;
 
 before(async () => {
-  [repo, audio] = await Promise.all([tinyWhisperRepository(), makeAudioFixtures()]);
-  worker = await startWorker('whisper', {
-    env: { MODEL_DIR: repo.modelDir, WHISPER_QUEUE_DEPTH: '16' },
-  });
-  stack = await startStack({ env: { WHISPER_ADDR: worker.address } });
-  key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
+  audio = await makeAudioFixtures();
+  whisper = await startModelStack('whisper', { workerEnv: { WHISPER_QUEUE_DEPTH: '16' } });
+  key = await createKey(whisper.stack.gateway, { rate_limit_per_minute: 10_000 });
 });
 after(async () => {
-  await stack?.stop();
-  await worker?.stop();
-  await Promise.all([repo?.remove(), audio?.remove()]);
+  await whisper?.stop();
+  await audio?.remove();
 });
 
 interface JsonTranscript {
@@ -45,7 +33,11 @@ function transcribe(file: Buffer | undefined, fields: Record<string, string> = {
   const form = new FormData();
   for (const [field, value] of Object.entries(fields)) form.append(field, value);
   if (file) form.append('file', new Blob([file]), name);
-  return fetch(`${stack.gateway.url}/transcribe`, { method: 'POST', headers: bearer(key.key), body: form });
+  return fetch(`${whisper.stack.gateway.url}/transcribe`, {
+    method: 'POST',
+    headers: bearer(key.key),
+    body: form,
+  });
 }
 
 async function json(file: Buffer, fields: Record<string, string> = {}): Promise<JsonTranscript> {
@@ -132,7 +124,7 @@ test('language: forced is used as given; omitted is detected, the same for the s
   form.append('file', new Blob([await audio.speech('wav')]), 'a.wav');
   form.append('language', 'es');
   form.append('format', 'json');
-  const res = await fetch(`${stack.gateway.url}/transcribe`, {
+  const res = await fetch(`${whisper.stack.gateway.url}/transcribe`, {
     method: 'POST',
     headers: bearer(key.key),
     body: form,
@@ -176,8 +168,8 @@ test('bad input: not audio, no file, unknown format or language → 400 with the
 });
 
 test('worker metrics: audio seconds, real-time factor, outcomes', async () => {
-  assert.ok((await worker.metric('whisper_audio_seconds_total')) > audio.longSeconds);
-  assert.ok((await worker.metric('whisper_real_time_factor_count')) > 0);
-  assert.ok((await worker.metric('whisper_transcriptions_total', { outcome: 'invalid_audio' })) >= 1);
-  assert.equal(await worker.metric('whisper_queue_depth'), 0);
+  assert.ok((await whisper.worker.metric('whisper_audio_seconds_total')) > audio.longSeconds);
+  assert.ok((await whisper.worker.metric('whisper_real_time_factor_count')) > 0);
+  assert.ok((await whisper.worker.metric('whisper_transcriptions_total', { outcome: 'invalid_audio' })) >= 1);
+  assert.equal(await whisper.worker.metric('whisper_queue_depth'), 0);
 });

@@ -9,10 +9,10 @@ import { errorMetadataKeys, SwitchboardError } from '@switchboard/errors';
 import { callMetadata, checkHealth, CLUSTER_SECRET_KEY, createClient, unary } from '@switchboard/grpc';
 import { bearer, createKey } from '../support/admin.js';
 import { startGateway, testClusterSecret } from '../support/gateway.js';
-import { type LlmStack, type Stack, startLlmStack } from '../support/stack.js';
+import { type ModelStack, type Stack, startLlmStack } from '../support/stack.js';
 import { startWorker, type WorkerProcess } from '../support/worker.js';
 
-let llm: LlmStack;
+let llm: ModelStack;
 let worker: WorkerProcess;
 let stack: Stack;
 let rogue: LlmClient;

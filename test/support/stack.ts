@@ -1,6 +1,13 @@
 import { startNats, startRedis, type InfraHandle } from '@switchboard/devcluster';
 import { startGateway, type GatewayProcess } from './gateway.js';
-import { startWorker, tinyLlmRepository, type TinyModelRepository, type WorkerProcess } from './worker.js';
+import {
+  startWorker,
+  tinyDiffusionRepository,
+  tinyLlmRepository,
+  tinyWhisperRepository,
+  type TinyModelRepository,
+  type WorkerProcess,
+} from './worker.js';
 
 export interface Stack<G extends GatewayProcess = GatewayProcess> {
   nats: InfraHandle;
@@ -113,33 +120,50 @@ export async function startWorkerWithGateway(
   }
 }
 
-export interface LlmStack {
+/** A model worker process behind a stack of its own, and the model repository it reads. */
+export interface ModelStack {
   repo: TinyModelRepository;
   worker: WorkerProcess;
   stack: Stack;
   stop(): Promise<void>;
 }
 
+export interface ModelStackOptions {
+  /** The worker's models (default: the capability's tiny development model). */
+  repository?: () => Promise<TinyModelRepository>;
+  workerEnv?: Record<string, string>;
+  gatewayEnv?: Record<string, string>;
+  /** Given to both, e.g. the object store's settings, which worker and gateway must share. */
+  sharedEnv?: Record<string, string>;
+}
+
+const tinyRepositories: Record<string, () => Promise<TinyModelRepository>> = {
+  llm: tinyLlmRepository,
+  whisper: tinyWhisperRepository,
+  diffusion: tinyDiffusionRepository,
+};
+
 /**
- * A real llm worker process on the tiny development Llama, or on the model `repository` makes
- * (e.g. a sharedModelRepository), with one ONNX Runtime thread so tests share the cores fairly,
- * behind a stack of its own whose gateway routes `/query` to it.
+ * A real worker process (`llm`, `whisper` or `diffusion`) on its tiny development model, or on
+ * the models `repository` makes (e.g. a sharedModelRepository), with one ONNX Runtime thread so
+ * tests share the cores fairly, behind a stack of its own whose gateway routes to it.
  */
-export async function startLlmStack(
-  options: {
-    workerEnv?: Record<string, string>;
-    gatewayEnv?: Record<string, string>;
-    repository?: () => Promise<TinyModelRepository>;
-  } = {},
-): Promise<LlmStack> {
-  const repo = await (options.repository ?? tinyLlmRepository)();
+export async function startModelStack(name: string, options: ModelStackOptions = {}): Promise<ModelStack> {
+  const repo = await (options.repository ?? tinyRepositories[name]!)();
   let worker: WorkerProcess | undefined;
   try {
-    worker = await startWorker('llm', {
-      env: { MODEL_DIR: repo.modelDir, ORT_INTRA_OP_THREADS: '1', ...options.workerEnv },
+    worker = await startWorker(name, {
+      env: {
+        MODEL_DIR: repo.modelDir,
+        ORT_INTRA_OP_THREADS: '1',
+        ...options.sharedEnv,
+        ...options.workerEnv,
+      },
     });
     const started = worker;
-    const stack = await startStack({ env: { LLM_ADDR: started.address, ...options.gatewayEnv } });
+    const stack = await startStack({
+      env: { [`${name.toUpperCase()}_ADDR`]: started.address, ...options.sharedEnv, ...options.gatewayEnv },
+    });
     return {
       repo,
       worker: started,
@@ -156,3 +180,7 @@ export async function startLlmStack(
     throw error;
   }
 }
+
+/** The llm worker on the tiny development Llama (or `repository`'s models) behind its own stack. */
+export const startLlmStack = (options: Omit<ModelStackOptions, 'sharedEnv'> = {}): Promise<ModelStack> =>
+  startModelStack('llm', options);

@@ -4,33 +4,22 @@
 // ends without disturbing the others. Rows end at different steps here (windows of different
 // lengths), so a batch that let a finished row run on, or kept its padding, would differ.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Tensor } from '@huggingface/transformers';
 import { AutoProcessor, WhisperForConditionalGeneration } from '@huggingface/transformers';
-import { useLocalModels } from '@switchboard/models';
-import { buildTinyWhisper } from '@switchboard/models-dev';
 import { SAMPLE_RATE } from '../audio/pcm.js';
 import type { SpeechModel, WindowRequest } from '../recognition/speech-model.js';
-import { loadWhisperModel } from './whisper-model.js';
+import { loadTinyWhisper, type TinyWhisper } from './testing.js';
 
-let dir: string;
+let tiny: TinyWhisper;
 let model: SpeechModel;
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'whisper-batch-'));
-  await buildTinyWhisper(join(dir, 'whisper', 'tiny'), { seed: 0 });
-  useLocalModels(join(dir, 'whisper'));
-  model = await loadWhisperModel(
-    { id: 'tiny', dir: '', description: '' },
-    { providers: ['cpu'], deviceId: 0 },
-  );
+  tiny = await loadTinyWhisper();
+  model = tiny.model;
 });
 after(async () => {
-  await model?.dispose();
-  await rm(dir, { recursive: true, force: true });
+  await tiny?.remove();
 });
 
 const live = () => new AbortController().signal;

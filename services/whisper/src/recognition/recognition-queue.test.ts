@@ -2,32 +2,21 @@
 // transcriptions that wait together share one pass, a detection runs alone, and the gauges count
 // transcriptions waiting (not their windows) and windows running.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { useLocalModels } from '@switchboard/models';
-import { buildTinyWhisper } from '@switchboard/models-dev';
-import { loadWhisperModel } from '../adapters/whisper-model.js';
 import { SAMPLE_RATE } from '../audio/pcm.js';
 import { RecognitionQueue } from './recognition-queue.js';
+import { loadTinyWhisper, type TinyWhisper } from '../adapters/testing.js';
 import type { SpeechModel } from './speech-model.js';
 
-let dir: string;
+let tiny: TinyWhisper;
 let model: SpeechModel;
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'whisper-queue-'));
-  await buildTinyWhisper(join(dir, 'whisper', 'tiny'), { seed: 0 });
-  useLocalModels(join(dir, 'whisper'));
-  model = await loadWhisperModel(
-    { id: 'tiny', dir: '', description: '' },
-    { providers: ['cpu'], deviceId: 0 },
-  );
+  tiny = await loadTinyWhisper();
+  model = tiny.model;
 });
 after(async () => {
-  await model?.dispose();
-  await rm(dir, { recursive: true, force: true });
+  await tiny?.remove();
 });
 
 const tone = (seconds: number, hz: number) =>

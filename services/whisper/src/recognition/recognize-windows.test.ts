@@ -3,34 +3,23 @@
 // per window rather than once per file, and that a long file's windows in flight share passes of the
 // worker's batching queue without changing its transcript.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { useLocalModels } from '@switchboard/models';
-import { buildTinyWhisper } from '@switchboard/models-dev';
-import { loadWhisperModel } from '../adapters/whisper-model.js';
 import { SAMPLE_RATE } from '../audio/pcm.js';
 import { directRecognizer, RecognitionQueue, type WindowRecognizer } from './recognition-queue.js';
 import { recognizeWindows } from './recognize-windows.js';
+import { loadTinyWhisper, type TinyWhisper } from '../adapters/testing.js';
 import type { SpeechModel } from './speech-model.js';
 import { streamWindows } from './windows.js';
 
-let dir: string;
+let tiny: TinyWhisper;
 let model: SpeechModel;
 
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'whisper-windows-'));
-  await buildTinyWhisper(join(dir, 'whisper', 'tiny'), { seed: 0 });
-  useLocalModels(join(dir, 'whisper'));
-  model = await loadWhisperModel(
-    { id: 'tiny', dir: '', description: '' },
-    { providers: ['cpu'], deviceId: 0 },
-  );
+  tiny = await loadTinyWhisper();
+  model = tiny.model;
 });
 after(async () => {
-  await model?.dispose();
-  await rm(dir, { recursive: true, force: true });
+  await tiny?.remove();
 });
 
 /** `seconds` of audio, a −20 dBFS tone where `loud(second)` says so and digital silence elsewhere. */
