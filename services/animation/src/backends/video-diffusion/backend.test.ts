@@ -67,7 +67,10 @@ test('describe(): the dev model, loading then ready, default, noted as noise; na
       'nothing listed before the repository scan ends',
     );
     assert.equal(slow.describe().configured, true);
-    await new Promise((r) => setTimeout(r, 50));
+    // The scan ends after a moment (longer on a busy machine); loading then lasts loadDelayMs.
+    for (let waited = 0; slow.describe().models.length === 0 && waited < 5000; waited += 5) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
     assert.deepEqual(
       slow.describe().models.map((m) => m.status),
       ['loading'],
