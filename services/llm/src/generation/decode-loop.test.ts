@@ -263,3 +263,41 @@ test('a reader that falls behind is stopped with no_capacity; the others are not
   assert.ok(read >= 8 && read <= 10, `${read} events were kept for it`);
   assert.equal(loop.activeCount, 0);
 });
+
+test('a failed pass fails its rows, a fault of the loop fails what it runs; the loop goes on', async () => {
+  const [expected] = await alone([request('Once upon a time', 12)]);
+  // A decoding step that fails once: the rows in it get the error.
+  let failStep = true;
+  const failingPass: LanguageModel = {
+    ...model,
+    openBatch() {
+      const batch = model.openBatch();
+      const step = batch.step.bind(batch);
+      batch.step = (tokens) => {
+        if (!failStep) return step(tokens);
+        failStep = false;
+        return Promise.reject(new Error('the pass failed'));
+      };
+      return batch;
+    },
+  };
+  const passLoop = new DecodeLoop(failingPass, limits);
+  await assert.rejects(generate(passLoop, request('Once upon a time', 12)), /the pass failed/);
+  assert.deepEqual(await generate(passLoop, request('Once upon a time', 12)), expected);
+
+  // Text decoding that throws is no pass's fault but the loop's: what it runs fails, and the
+  // loop starts afresh for the next request instead of taking the worker down.
+  let decoderBroken = true;
+  const faulty: LanguageModel = {
+    ...model,
+    decode(ids) {
+      if (decoderBroken) throw new Error('the decoder broke');
+      return model.decode(ids);
+    },
+  };
+  const loop = new DecodeLoop(faulty, limits);
+  await assert.rejects(generate(loop, request('Once upon a time', 12)), /the decoder broke/);
+  decoderBroken = false;
+  assert.deepEqual(await generate(loop, request('Once upon a time', 12)), expected);
+  assert.equal(loop.activeCount, 0);
+});

@@ -157,9 +157,18 @@ export class DecodeLoop {
         if (this.reading.length > 0) await this.readPrompts();
         if (this.decoding.length > 0) await this.step();
       }
+    } catch (error) {
+      // A fault of the loop itself rather than of one pass (those fail their rows and go on):
+      // the requests it was running get the error, and a fresh batch serves those waiting.
+      for (const sequence of [...this.reading.splice(0), ...this.decoding.splice(0)])
+        this.fail(sequence, error);
+      await this.batch.dispose();
+      this.batch = this.model.openBatch();
+      this.hooks.onChange?.();
     } finally {
       this.running = undefined;
     }
+    if (this.waiting.length > 0) this.running = this.run();
   }
 
   /**
