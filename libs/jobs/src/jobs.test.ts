@@ -66,6 +66,21 @@ async function nextMessage(taker: JobTaker, backend: BackendName = 'video-diffus
   return msg;
 }
 
+test('boards opened at once on new names all set the system up (replicas starting together)', async () => {
+  const events = { publish: () => undefined } as unknown as EventPublisher;
+  for (let round = 0; round < 5; round++) {
+    const names = jobNames(`race${round}`);
+    const opened = await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        const nc = await connect({ servers: nats.url });
+        connections.push(nc);
+        return JobBoard.open(nc, { ...settings, names, events });
+      }),
+    );
+    assert.equal(opened.length, 4);
+  }
+});
+
 test('a job goes queued → running → succeeded once, with one event each', async () => {
   const { board, taker, published } = await system();
   const { job } = await board.submit(submission('ownerA'));

@@ -34,6 +34,7 @@ export interface SetupOptions {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const STREAM_EXISTS = 10058;
+const SUBJECTS_OVERLAP = 10065;
 const CONSUMER_EXISTS = 10148;
 
 const apiCode = (error: unknown): number | undefined =>
@@ -93,6 +94,18 @@ export async function setUpJobSystem(
   names: JobNames,
   options: SetupOptions,
 ): Promise<JobBuckets> {
+  try {
+    return await setUp(nc, names, options);
+  } catch (error) {
+    // Processes setting up at once (gateway replicas starting together): the server may answer
+    // the later creator of a stream or bucket "subjects overlap" instead of "already exists". By
+    // then the other has created it, so a second pass finds it.
+    if (apiCode(error) !== SUBJECTS_OVERLAP) throw error;
+    return setUp(nc, names, options);
+  }
+}
+
+async function setUp(nc: NatsConnection, names: JobNames, options: SetupOptions): Promise<JobBuckets> {
   const jsm = await nc.jetstreamManager();
   await ensureStream(jsm, names);
   await ensureConsumers(jsm, names, options.ackWaitMs, options.updateConsumers ?? false);
