@@ -108,12 +108,17 @@ const Usage = z
 const finishReason = z.enum(['stop', 'length']);
 const created = z.number().int().meta({ description: 'Unix time, seconds.' });
 
+/** The fields a completion, a chat completion and their streamed chunks all open with. */
+const envelope = (idPattern: RegExp, object: string) => ({
+  id: z.string().regex(idPattern),
+  object: z.literal(object),
+  created,
+  model: z.string(),
+});
+
 const Completion = z
   .object({
-    id: z.string().regex(/^cmpl-/),
-    object: z.literal('text_completion'),
-    created,
-    model: z.string(),
+    ...envelope(/^cmpl-/, 'text_completion'),
     choices: z.array(
       z.object({ text: z.string(), index: z.literal(0), logprobs: z.null(), finish_reason: finishReason }),
     ),
@@ -123,10 +128,7 @@ const Completion = z
 
 const CompletionChunk = z
   .object({
-    id: z.string().regex(/^cmpl-/),
-    object: z.literal('text_completion'),
-    created,
-    model: z.string(),
+    ...envelope(/^cmpl-/, 'text_completion'),
     choices: z.array(
       z.object({
         text: z.string(),
@@ -141,10 +143,7 @@ const CompletionChunk = z
 
 const ChatCompletion = z
   .object({
-    id: z.string().regex(/^chatcmpl-/),
-    object: z.literal('chat.completion'),
-    created,
-    model: z.string(),
+    ...envelope(/^chatcmpl-/, 'chat.completion'),
     choices: z.array(
       z.object({
         index: z.literal(0),
@@ -159,10 +158,7 @@ const ChatCompletion = z
 
 const ChatCompletionChunk = z
   .object({
-    id: z.string().regex(/^chatcmpl-/),
-    object: z.literal('chat.completion.chunk'),
-    created,
-    model: z.string(),
+    ...envelope(/^chatcmpl-/, 'chat.completion.chunk'),
     choices: z.array(
       z.object({
         index: z.literal(0),
