@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Router } from 'express';
-import multer, { MulterError } from 'multer';
+import multer from 'multer';
 import { SwitchboardError } from '@switchboard/errors';
 import { newJobId, type JobRecord } from '@switchboard/jobs';
 import type { ObjectStore } from '@switchboard/objectstore';
@@ -14,6 +14,7 @@ import { hasBody, jsonBody } from '../http/json-body.js';
 import { exactRouter } from '../http/router.js';
 import { validate } from '../http/validate.js';
 import { serveJobVideo } from '../routes/stored-files.js';
+import { fromMulterError, type MulterErrorWording } from '../http/multer-errors.js';
 
 export interface VideoDeps {
   animation: AnimationJobs;
@@ -56,22 +57,12 @@ function videoView(job: JobRecord, native: { width?: number; height?: number }) 
   };
 }
 
-function fromMulterError(error: unknown): unknown {
-  if (!(error instanceof MulterError)) return error;
-  if (error.code === 'LIMIT_FILE_SIZE') {
-    return new SwitchboardError('payload_too_large', {
-      message: "The image is larger than the key's tier allows.",
-      param: 'input_reference',
-    });
-  }
-  return new SwitchboardError('invalid_request', {
-    message:
-      error.code === 'LIMIT_UNEXPECTED_FILE'
-        ? `${error.field ?? 'file'}: the only file part is input_reference`
-        : `Malformed form: ${error.message}.`,
-    param: error.field,
-  });
-}
+/** The client's form takes one file part, the image to animate. */
+const formErrors: MulterErrorWording = {
+  tooLarge: { message: "The image is larger than the key's tier allows.", param: 'input_reference' },
+  unexpectedFile: (field) => `${field}: the only file part is input_reference`,
+  malformed: 'form',
+};
 
 /**
  * /v1/videos: OpenAI's video jobs over the animation jobs of API.md §5 (professional tier and up,
@@ -139,7 +130,7 @@ export function videosRouter(deps: VideoDeps): Router {
           next();
           return;
         }
-        void (req as VideoRequest).media!.discard().finally(() => next(fromMulterError(error)));
+        void (req as VideoRequest).media!.discard().finally(() => next(fromMulterError(error, formErrors)));
       });
       return;
     }

@@ -19,31 +19,18 @@ import { hasBody, jsonBody } from '../http/json-body.js';
 import { exactRouter } from '../http/router.js';
 import { validate } from '../http/validate.js';
 import { jobView } from './job-view.js';
+import { fromMulterError, type MulterErrorWording } from '../http/multer-errors.js';
 
 type AnimateRequest = Request & { media?: JobMedia; stored?: MediaSet };
 
 /** Stands for a JSON medium not yet stored, when only its presence matters. */
 const pending: StoredMedia = { key: '', identity: '' };
 
-function fromMulterError(error: unknown): unknown {
-  if (!(error instanceof MulterError)) return error;
-  if (error.code === 'LIMIT_FILE_SIZE') {
-    return new SwitchboardError('payload_too_large', {
-      message: "The media are larger than the key's tier allows.",
-      param: error.field,
-    });
-  }
-  if (error.code === 'LIMIT_UNEXPECTED_FILE') {
-    return new SwitchboardError('invalid_request', {
-      message: `${error.field ?? 'file'}: file parts are image, driving_video and audio, one each`,
-      param: error.field,
-    });
-  }
-  return new SwitchboardError('invalid_request', {
-    message: `Malformed form: ${error.message}.`,
-    param: error.field,
-  });
-}
+const formErrors: MulterErrorWording = {
+  tooLarge: { message: "The media are larger than the key's tier allows." },
+  unexpectedFile: (field) => `${field}: file parts are image, driving_video and audio, one each`,
+  malformed: 'form',
+};
 
 /** /animate (API.md §5); the tier gate runs before this router. */
 export function animateRouter(
@@ -95,7 +82,7 @@ export function animateRouter(
     if (req.is('multipart/form-data')) {
       // Refuse at once what is certainly too large; the streamed count catches the rest.
       if (Number(req.get('content-length') ?? 0) > limit + 64 * 1024) {
-        next(fromMulterError(new MulterError('LIMIT_FILE_SIZE', 'image')));
+        next(fromMulterError(new MulterError('LIMIT_FILE_SIZE', 'image'), formErrors));
         return;
       }
       forms.get(key.tier)!(req, res, (error?: unknown) => {
@@ -104,7 +91,7 @@ export function animateRouter(
           return;
         }
         // A form cut short keeps none of the parts already stored, before the answer goes out.
-        void (req as AnimateRequest).media!.discard().finally(() => next(fromMulterError(error)));
+        void (req as AnimateRequest).media!.discard().finally(() => next(fromMulterError(error, formErrors)));
       });
       return;
     }

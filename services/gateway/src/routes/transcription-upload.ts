@@ -5,6 +5,7 @@ import { SwitchboardError } from '@switchboard/errors';
 import type { TierPolicies } from '@switchboard/keys';
 import { callContext } from '../clients/call-context.js';
 import type { TranscriptionUpload, WhisperWorker } from '../clients/whisper.js';
+import { fromMulterError, type MulterErrorWording } from '../http/multer-errors.js';
 
 /** What the worker is told about an upload, read from the form's text parts. */
 export interface UploadOptions {
@@ -56,20 +57,10 @@ function relayToWhisper(whisper: WhisperWorker, readOptions: ReadUploadOptions):
   };
 }
 
-/** multer's errors in our codes: over the tier's limit is 413, anything malformed is 400. */
-function fromMulterError(error: unknown): unknown {
-  if (!(error instanceof MulterError)) return error;
-  if (error.code === 'LIMIT_FILE_SIZE') {
-    return new SwitchboardError('payload_too_large', {
-      message: "The file is larger than the key's tier allows.",
-      param: 'file',
-    });
-  }
-  return new SwitchboardError('invalid_request', {
-    message: `Malformed upload: ${error.message}.`,
-    param: error.field,
-  });
-}
+const uploadErrors: MulterErrorWording = {
+  tooLarge: { message: "The file is larger than the key's tier allows.", param: 'file' },
+  malformed: 'upload',
+};
 
 /**
  * A multipart upload whose `file` part is streamed to the whisper worker as it arrives, within
@@ -114,11 +105,11 @@ export function transcriptionUpload(
     // Refuse at once what is certainly too large; the streamed count catches everything else.
     const declared = Number(req.get('content-length') ?? 0);
     if (declared > parser.limit + 64 * 1024) {
-      next(fromMulterError(new MulterError('LIMIT_FILE_SIZE', 'file')));
+      next(fromMulterError(new MulterError('LIMIT_FILE_SIZE', 'file'), uploadErrors));
       return;
     }
     parser.parse(req, res, (error?: unknown) =>
-      next(error === undefined ? undefined : fromMulterError(error)),
+      next(error === undefined ? undefined : fromMulterError(error, uploadErrors)),
     );
   };
 
