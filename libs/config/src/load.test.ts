@@ -52,3 +52,42 @@ test('isCidr', () => {
   for (const bad of ['10.0.0.0/33', '::/129', '10.0.0/8', 'x/1', '10.0.0.0/8/1', '', '10.0.0.0/'])
     assert.ok(!isCidr(bad), bad);
 });
+
+test('a variable may come from the file its _FILE variable names, never from both', async () => {
+  const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const dir = await mkdtemp(join(tmpdir(), 'sb-config-'));
+  try {
+    const secretSchema = z
+      .object({ TOKEN: env.secret(16), PORT: env.port(1) })
+      .transform((e) => ({ token: e.TOKEN, port: e.PORT }));
+    await writeFile(join(dir, 'token'), 'abcdefghijklmnopqrstuvwxyz\n');
+    const config = loadConfig(secretSchema, { TOKEN_FILE: join(dir, 'token'), PORT_FILE: '' });
+    assert.equal(config.token, 'abcdefghijklmnopqrstuvwxyz');
+
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(secretSchema, env);
+      } catch (e) {
+        return (e as ConfigError).problems;
+      }
+      return [];
+    };
+    assert.match(
+      problems({ TOKEN: 'abcdefghijklmnopqrstuvwxyz', TOKEN_FILE: join(dir, 'token') })[0]!,
+      /not both/,
+    );
+    assert.match(
+      problems({ TOKEN_FILE: join(dir, 'missing') }).join('\n'),
+      /TOKEN_FILE: cannot read .* \(ENOENT\)/,
+    );
+    // Only the schema's own variables are read from files.
+    assert.equal(
+      loadConfig(secretSchema, { TOKEN: 'abcdefghijklmnopqrstuvwxyz', OTHER_FILE: '/etc/shadow' }).port,
+      1,
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
