@@ -297,7 +297,7 @@ try {
   await Promise.all(backends.splice(0).map((b) => b.dispose()));
 
   // (2) submit → running with a warm, idle worker; each job waits for the one before to finish.
-  nc = await connect({ servers: s.stack.nats.url });
+  nc = await connect(s.stack.nats.connectOptions('operator'));
   const clock = new EventClock(nc);
   const samples = { accepted: [] as number[], running: [] as number[], postToRunning: [] as number[] };
   for (let i = -3; i < latencyJobs; i++) {
@@ -335,7 +335,7 @@ const nats = await startNats();
 const connections: NatsConnection[] = [];
 try {
   const open = async () => {
-    const c = await connect({ servers: nats.url });
+    const c = await connect(nats.connectOptions('operator'));
     connections.push(c);
     return c;
   };

@@ -44,7 +44,7 @@ before(async () => {
     }),
     makeFixtures(),
   ]);
-  nc = await connect({ servers: s.stack.nats.url });
+  nc = await connect(s.stack.nats.connectOptions('operator'));
   const sub = nc.subscribe('switchboard.events.animate.job.>');
   void (async () => {
     for await (const msg of sub) {

@@ -34,7 +34,7 @@ before(async () => {
     makeFixtures(),
     startFakeDid(),
   ]);
-  nc = await connect({ servers: s.stack.nats.url, maxReconnectAttempts: -1 });
+  nc = await connect({ ...s.stack.nats.connectOptions('operator'), maxReconnectAttempts: -1 });
   const sub = nc.subscribe('switchboard.events.animate.job.>');
   void (async () => {
     for await (const msg of sub) {

@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { connect, RetentionPolicy } from 'nats';
 import { parse } from 'yaml';
-import { startNats, type InfraHandle } from '@switchboard/devcluster';
+import { startNats, type NatsHandle } from '@switchboard/devcluster';
 import { jobNames } from '@switchboard/jobs';
 import {
   assertCpuModelImage,
@@ -37,7 +37,7 @@ const cpuImage = serviceImage('animation');
 describe('animation worker image contents (pnpm deploy --prod, as the image build runs it)', () => {
   let work: string;
   let out: string;
-  let nats: InfraHandle;
+  let nats: NatsHandle;
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'sb-bundle-animation-'));
@@ -84,7 +84,7 @@ describe('animation worker image contents (pnpm deploy --prod, as the image buil
     const worker = await startBundledWorker(
       out,
       {
-        NATS_URL: nats.url,
+        ...nats.env('animation'),
         OBJECT_STORE_DIR: objects,
         MODEL_DIR: models,
         ANIMATION_FFMPEG_PATH: image.ANIMATION_FFMPEG_PATH!,
@@ -98,7 +98,7 @@ describe('animation worker image contents (pnpm deploy --prod, as the image buil
 
     // The stream and consumers the chart's KEDA triggers name (values.yaml) exist, whichever of
     // the gateway and the workers started first: here the worker made them.
-    const nc = await connect({ servers: nats.url });
+    const nc = await connect(nats.connectOptions('operator'));
     t.after(() => nc.close());
     const jsm = await nc.jetstreamManager();
     const values = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8')) as unknown;

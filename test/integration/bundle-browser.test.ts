@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { freePort, startNats, type InfraHandle } from '@switchboard/devcluster';
+import { freePort, startNats, type NatsHandle } from '@switchboard/devcluster';
 import { chromiumPids } from '../support/browser-stack.js';
 import {
   assertDeployedContents,
@@ -30,7 +30,7 @@ const image = serviceImage('browser');
 describe('browser worker image contents (pnpm deploy --prod, as the image build runs it)', () => {
   let work: string;
   let out: string;
-  let nats: InfraHandle;
+  let nats: NatsHandle;
 
   before(async () => {
     work = mkdtempSync(join(tmpdir(), 'sb-bundle-browser-'));
@@ -101,10 +101,13 @@ describe('browser worker image contents (pnpm deploy --prod, as the image build 
     const home = join(work, 'tmp');
     const profileRoot = join(home, 'profiles');
     mkdirSync(profileRoot, { recursive: true });
+    // Run as root, the worker starts Chromium as a user of its own, which must reach its profiles.
+    chmodSync(work, 0o711);
+    chmodSync(home, 0o711);
     const worker = await startBundledWorker(
       out,
       {
-        NATS_URL: nats.url,
+        ...nats.env('browser'),
         CHROMIUM_PATH: imageEnv.CHROMIUM_PATH!,
         HOME: home,
         BROWSER_PROFILE_ROOT: profileRoot,

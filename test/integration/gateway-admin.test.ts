@@ -135,7 +135,7 @@ test('revoke on one replica is refused by the other within 2 s', async () => {
 });
 
 test('key lifecycle events are published on NATS, with the key id and never the secret', async () => {
-  const nc: NatsConnection = await connect({ servers: stack.nats.url });
+  const nc: NatsConnection = await connect(stack.nats.connectOptions('operator'));
   try {
     const seen: { subject: string; body: Record<string, unknown>; raw: string }[] = [];
     const sub = nc.subscribe('switchboard.events.keys.>');
@@ -190,7 +190,7 @@ interface AdminJobPage {
 }
 
 test("the admin lists every key's jobs newest first and cancels any of them", async () => {
-  const nc: NatsConnection = await connect({ servers: stack.nats.url });
+  const nc: NatsConnection = await connect(stack.nats.connectOptions('operator'));
   try {
     // Submitted straight on the board, as the gateway does for POST /animate (the gateway's own
     // settings: 30 s ack wait, a week of retention).

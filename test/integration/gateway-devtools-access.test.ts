@@ -17,8 +17,8 @@ describe('DevTools access through the gateway', { timeout: 180_000 }, () => {
     // The stack's gateway is behind a "proxy" on loopback; a second one has PUBLIC_BASE_URL.
     stack = await startBrowserStack({ gatewayEnv: { TRUSTED_PROXIES: '127.0.0.1/32' } });
     configured = await startGateway({
-      NATS_URL: stack.nats.url,
-      REDIS_URL: stack.redis.url,
+      ...stack.nats.env('gateway'),
+      ...stack.redis.env('gateway'),
       BROWSER_ADDR: stack.workers[0]!.address,
       ...stack.s3.env('switchboard-test'),
       PUBLIC_BASE_URL: 'https://api.example.com/',
@@ -76,8 +76,8 @@ describe('DevTools access through the gateway', { timeout: 180_000 }, () => {
     // The configured gateway trusts no proxy; its answer comes from PUBLIC_BASE_URL. Check the
     // untrusted case on a gateway without either setting.
     const plain = await startGateway({
-      NATS_URL: stack.nats.url,
-      REDIS_URL: stack.redis.url,
+      ...stack.nats.env('gateway'),
+      ...stack.redis.env('gateway'),
       BROWSER_ADDR: stack.workers[0]!.address,
       ...stack.s3.env('switchboard-test'),
     });

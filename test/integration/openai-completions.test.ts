@@ -169,7 +169,8 @@ test("a 429's Retry-After is honoured by the client's own retries; when they run
   const limitedKey = await createKey(llm.stack.gateway, { rate_limit_per_minute: 1 });
   // The limiter's counter for this key in the stack's Redis (RATE_LIMIT_PREFIX's default).
   const counter = `sb:rl:key:${limitedKey.id}`;
-  const redis = new Redis(llm.stack.redis.url);
+  const { user, password } = llm.stack.redis.credentials('operator');
+  const redis = new Redis(llm.stack.redis.url, { username: user, password });
   const attempts: { at: number; status: number; retryAfter: number }[] = [];
   const recordingFetch: typeof fetch = async (input, init) => {
     const res = await fetch(input, init);

@@ -49,7 +49,7 @@ export async function startAnimationStack(
   });
   const workers: WorkerProcess[] = [];
   const workerEnv = {
-    NATS_URL: stack.nats.url,
+    ...stack.nats.env('animation'),
     MODEL_DIR: modelDir,
     OBJECT_STORE_DIR: objectsDir,
     ORT_INTRA_OP_THREADS: '1',

@@ -1,4 +1,4 @@
-import { startNats, startRedis, type InfraHandle } from '@switchboard/devcluster';
+import { startNats, startRedis, type NatsHandle, type RedisHandle } from '@switchboard/devcluster';
 import { startGateway, type GatewayProcess } from './gateway.js';
 import {
   startWorker,
@@ -10,8 +10,8 @@ import {
 } from './worker.js';
 
 export interface Stack<G extends GatewayProcess = GatewayProcess> {
-  nats: InfraHandle;
-  redis: InfraHandle;
+  nats: NatsHandle;
+  redis: RedisHandle;
   gateways: G[];
   /** The first gateway, for tests that need only one. */
   gateway: G;
@@ -32,7 +32,7 @@ export async function startStack<G extends GatewayProcess = GatewayProcess>(
   } = {},
 ): Promise<Stack<G>> {
   const [nats, redis] = await Promise.all([startNats(), startRedis()]);
-  const env = { NATS_URL: nats.url, REDIS_URL: redis.url, ...options.env };
+  const env = { ...nats.env('gateway'), ...redis.env('gateway'), ...options.env };
   const start = options.startGateway ?? (startGateway as (env: Record<string, string>) => Promise<G>);
   const started = await Promise.allSettled(Array.from({ length: options.gateways ?? 1 }, () => start(env)));
   const gateways = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
@@ -102,8 +102,8 @@ export async function startWorkerWithGateway(
   const worker = await startWorker(name, { env, waitServing: options.waitServing });
   try {
     const gateway = await startGateway({
-      NATS_URL: stack.nats.url,
-      REDIS_URL: stack.redis.url,
+      ...stack.nats.env('gateway'),
+      ...stack.redis.env('gateway'),
       [`${name.toUpperCase()}_ADDR`]: worker.address,
     });
     return {

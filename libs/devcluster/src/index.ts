@@ -4,6 +4,9 @@ export {
   startNats,
   startRedis,
   type InfraHandle,
+  type NatsHandle,
+  type RedisHandle,
+  type BrokerHandle,
   type StartNatsOptions,
   type StartRedisOptions,
 } from './infra.js';

@@ -20,6 +20,7 @@ test('startNats serves the NATS protocol with JetStream, and stop removes its te
     const info = await firstBytes(nats.port, null);
     assert.ok(info?.startsWith('INFO '));
     assert.match(info ?? '', /"jetstream":true/);
+    assert.match(info ?? '', /"auth_required":true/);
     assert.ok(nats.process.recentOutput().includes('Server is ready'));
   } finally {
     await nats.stop();
@@ -39,11 +40,15 @@ test('two servers started together get different ports', async () => {
   }
 });
 
-test('startRedis answers PING; kill, pause and restart on the same port', async () => {
+test('startRedis answers PING only after AUTH; kill, pause and restart on the same port', async () => {
   const redis = await startRedis();
+  const { user, password } = redis.credentials('gateway');
+  const authedPing = `AUTH ${user} ${password}\r\nPING\r\n`;
   try {
     assert.match(redis.url, /^redis:\/\/127\.0\.0\.1:\d+$/);
-    assert.equal(await firstBytes(redis.port, 'PING\r\n'), '+PONG\r\n');
+    assert.match((await firstBytes(redis.port, 'PING\r\n')) ?? '', /^-NOAUTH/);
+    assert.match((await firstBytes(redis.port, 'AUTH gateway wrong\r\n')) ?? '', /^-WRONGPASS/);
+    assert.match((await firstBytes(redis.port, authedPing)) ?? '', /^\+OK\r\n/);
 
     redis.pause();
     assert.equal(
@@ -52,12 +57,12 @@ test('startRedis answers PING; kill, pause and restart on the same port', async 
       'a paused server answers nothing',
     );
     redis.resume();
-    assert.equal(await firstBytes(redis.port, 'PING\r\n'), '+PONG\r\n');
+    assert.match((await firstBytes(redis.port, authedPing)) ?? '', /^\+OK\r\n/);
 
     await redis.kill();
     assert.equal(await canConnect(redis.port), false);
     await redis.restart();
-    assert.equal(await firstBytes(redis.port, 'PING\r\n'), '+PONG\r\n');
+    assert.match((await firstBytes(redis.port, authedPing)) ?? '', /^\+OK\r\n/, 'same users after a restart');
   } finally {
     await redis.stop();
   }

@@ -1,7 +1,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type JsMsg, type NatsConnection } from 'nats';
-import { startNats, type InfraHandle } from '@switchboard/devcluster';
+import { startNats, type NatsHandle } from '@switchboard/devcluster';
 import type { SwitchboardError } from '@switchboard/errors';
 import type { EventPublisher } from '@switchboard/events';
 import { JobBoard } from './board.js';
@@ -10,7 +10,7 @@ import { jobNames, type BackendName } from './names.js';
 import type { JobParams } from './record.js';
 import { JobTaker } from './taker.js';
 
-let nats: InfraHandle;
+let nats: NatsHandle;
 const connections: NatsConnection[] = [];
 let prefixCount = 0;
 
@@ -33,7 +33,7 @@ async function system(maxAttempts = 3) {
     publish: (subject: string, body: Record<string, unknown>) => published.push({ subject, body }),
   } as unknown as EventPublisher;
   const open = async () => {
-    const nc = await connect({ servers: nats.url });
+    const nc = await connect(nats.connectOptions('operator'));
     connections.push(nc);
     return nc;
   };
@@ -72,7 +72,7 @@ test('boards opened at once on new names all set the system up (replicas startin
     const names = jobNames(`race${round}`);
     const opened = await Promise.all(
       Array.from({ length: 4 }, async () => {
-        const nc = await connect({ servers: nats.url });
+        const nc = await connect(nats.connectOptions('operator'));
         connections.push(nc);
         return JobBoard.open(nc, { ...settings, names, events });
       }),

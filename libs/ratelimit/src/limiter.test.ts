@@ -1,11 +1,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Redis } from 'ioredis';
-import { startRedis, type InfraHandle } from '@switchboard/devcluster';
+import { startRedis, type RedisHandle } from '@switchboard/devcluster';
 import { createRedisClient } from './client.js';
 import { createRateLimiter, type RateLimiter, type RateLimitResult } from './limiter.js';
 
-let redis: InfraHandle;
+let redis: RedisHandle;
 const clients: Redis[] = [];
 let prefixCount = 0;
 
@@ -18,18 +18,20 @@ after(async () => {
   await redis.stop();
 });
 
-async function client(url = redis.url): Promise<Redis> {
-  const c = createRedisClient(url);
+/** Connected as the gateway, whose ACL allows only keys under `sb:`. */
+async function client(server: RedisHandle = redis): Promise<Redis> {
+  const { user, password } = server.credentials('gateway');
+  const c = createRedisClient(server.url, { username: user, password });
   clients.push(c);
   if (c.status !== 'ready') await new Promise((resolve) => c.once('ready', resolve));
   return c;
 }
 
 /** Two limiters on two clients, as two gateway replicas would have; a fresh prefix per test. */
-async function replicas(count: number, url?: string): Promise<RateLimiter[]> {
-  const keyPrefix = `rl-test-${++prefixCount}`;
+async function replicas(count: number, server?: RedisHandle): Promise<RateLimiter[]> {
+  const keyPrefix = `sb:rl-test-${++prefixCount}`;
   const out: RateLimiter[] = [];
-  for (let i = 0; i < count; i++) out.push(createRateLimiter({ redis: await client(url), keyPrefix }));
+  for (let i = 0; i < count; i++) out.push(createRateLimiter({ redis: await client(server), keyPrefix }));
   return out;
 }
 
@@ -105,7 +107,7 @@ test('per-key limit overrides use their own limit value', async () => {
 test('Redis killed: answers keep coming from memory, promptly; restart clears degraded', async () => {
   const own = await startRedis();
   try {
-    const [a, b] = await replicas(2, own.url);
+    const [a, b] = await replicas(2, own);
     assert.equal((await a!.consume('outage', 5)).allowed, true);
     assert.equal(a!.degraded, false);
 
@@ -144,7 +146,7 @@ test('Redis killed: answers keep coming from memory, promptly; restart clears de
 test('Redis hung (paused): calls time out quickly into the fallback, and recover on resume', async () => {
   const own = await startRedis();
   try {
-    const [a] = await replicas(1, own.url);
+    const [a] = await replicas(1, own);
     assert.equal((await a!.consume('hung', 50)).allowed, true);
     own.pause();
     const started = Date.now();

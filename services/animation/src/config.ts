@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { natsCredentialEnvFields, natsCredentialsFrom } from '@switchboard/broker-auth';
 import { env, loadConfig } from '@switchboard/config';
 import { jobEnvFields, jobSettings } from '@switchboard/jobs';
 import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
@@ -23,6 +24,7 @@ const schema = z
     ...modelWorkerEnvFields({ grpcPort: 50054, shutdownGraceMs: 30_000 }),
     ...objectStoreEnvFields,
     ...jobEnvFields,
+    ...natsCredentialEnvFields,
     ANIMATION_BACKENDS: backendList.describe(
       `Back-ends this worker pulls jobs for, comma-separated (${backendNames.join(', ')}); a GPU deployment and a CPU avatar one can split them.`,
     ),
@@ -98,6 +100,7 @@ const schema = z
   .transform((e) => ({
     ...modelWorkerSettings(e),
     natsUrl: e.NATS_URL,
+    natsCredentials: natsCredentialsFrom(e),
     jobs: { ...jobSettings(e), maxAttempts: e.ANIMATION_MAX_ATTEMPTS },
     backends: e.ANIMATION_BACKENDS,
     concurrency: e.ANIMATION_CONCURRENCY,

@@ -3,6 +3,7 @@
 // It serves grpc.health.v1 (SERVING once its back-ends are ready) and Prometheus, and nothing
 // else: the gateway never calls it, so it can scale to zero while jobs wait in the queue.
 import { connect } from 'nats';
+import { natsAuthOptions } from '@switchboard/broker-auth';
 import { ConfigError } from '@switchboard/config';
 import { EventPublisher } from '@switchboard/events';
 import { shutdownOnSignals, startGrpcServer } from '@switchboard/grpc';
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
     servers: config.natsUrl,
     name: 'animation',
     maxReconnectAttempts: -1,
+    ...natsAuthOptions('animation', config.natsCredentials),
     waitOnFirstConnect: true,
   });
   const events = new EventPublisher(nc, logger);
