@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { freePort, startNats, startRedis, type InfraHandle } from '@switchboard/devcluster';
+import { freePort, startNats, startRedis, type NatsHandle, type RedisHandle } from '@switchboard/devcluster';
 import {
   assertDeployedContents,
   assertImageShape,
@@ -28,8 +28,8 @@ const image = serviceImage('gateway');
 describe('gateway image contents (pnpm deploy --prod, as the image build runs it)', () => {
   let work: string;
   let out: string;
-  let nats: InfraHandle;
-  let redis: InfraHandle;
+  let nats: NatsHandle;
+  let redis: RedisHandle;
 
   before(async () => {
     assert.ok(
@@ -78,8 +78,9 @@ describe('gateway image contents (pnpm deploy --prod, as the image build runs it
         GATEWAY_PORT: String(port),
         METRICS_PORT: String(metricsPort),
         ADMIN_TOKEN: 'bundle-test-admin-token-0123456789',
-        NATS_URL: nats.url,
-        REDIS_URL: redis.url,
+        KEY_PEPPER: 'bundle-test-key-pepper-0123456789abcdef',
+        ...nats.env('gateway'),
+        ...redis.env('gateway'),
         LOG_LEVEL: 'warn',
       },
       t,

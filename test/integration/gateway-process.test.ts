@@ -24,7 +24,7 @@ test('a config error stops start-up, naming every bad variable, without a stack 
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const [code] = (await once(child, 'exit')) as [number | null];
   assert.equal(code, 1);
-  for (const name of ['ADMIN_TOKEN', 'CLUSTER_SECRET', 'GATEWAY_PORT'])
+  for (const name of ['ADMIN_TOKEN', 'CLUSTER_SECRET', 'KEY_PEPPER', 'GATEWAY_PORT'])
     assert.match(stderr, new RegExp(name));
   assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
 });

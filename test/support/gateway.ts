@@ -38,6 +38,9 @@ export const testAdminToken = 'test-admin-token-0123456789abcdef';
  */
 export const testClusterSecret = 'test-cluster-secret-0123456789abcdef';
 
+/** The KEY_PEPPER every test gateway gets, so gateways of one stack accept each other's keys. */
+export const testKeyPepper = 'test-key-pepper-0123456789abcdef-0123456789';
+
 /** Log lines kept for output(): enough for the end of a failed start-up, never unbounded. */
 const OUTPUT_LIMIT = 20_000;
 
@@ -46,6 +49,7 @@ async function gatewayEnv(env: Record<string, string>): Promise<Record<string, s
   return {
     ADMIN_TOKEN: testAdminToken,
     CLUSTER_SECRET: testClusterSecret,
+    KEY_PEPPER: testKeyPepper,
     LOG_LEVEL: 'warn',
     // Workers that are not running: nothing listens on these ports.
     LLM_ADDR: `127.0.0.1:${await freePort()}`,
@@ -64,7 +68,8 @@ async function gatewayEnv(env: Record<string, string>): Promise<Record<string, s
  * Variables the gateway does not read are refused, since no process would see them here.
  */
 export async function startGateway(env: Record<string, string>): Promise<GatewayProcess> {
-  const unknown = Object.keys(env).filter((name) => !gatewayEnvVars.includes(name));
+  // `<NAME>_FILE` gives NAME's value as a file (libs/config's loadConfig reads it).
+  const unknown = Object.keys(env).filter((name) => !gatewayEnvVars.includes(name.replace(/_FILE$/, '')));
   if (unknown.length > 0) {
     throw new Error(`the gateway reads no ${unknown.join(', ')}; use spawnGateway for process settings`);
   }

@@ -3,6 +3,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { waitForServing } from '@switchboard/grpc';
 import { ensureDevModel } from './dev-models.js';
+import { gatewayKeyPepperEnv } from './key-pepper.js';
+import type { NatsRole, RedisRole } from '@switchboard/broker-auth';
 import { startNats, startRedis, type InfraHandle } from './infra.js';
 import { freePort } from './ports.js';
 import { ManagedProcess, waitUntilReady } from './process.js';
@@ -118,21 +120,29 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   };
 
   try {
-    let natsUrl = env.NATS_URL;
-    if (!natsUrl) {
+    // Each service's broker settings: its own user on the NATS and Redis started here (fresh
+    // passwords per run, in files under <state dir>/credentials), or, for servers the operator
+    // names, whatever NATS_* / REDIS_* settings the operator's environment gives every process.
+    const credentialsDir = join(env.SWITCHBOARD_STATE_DIR || join(root, '.run'), 'credentials');
+    let natsEnv: (role: NatsRole) => NodeJS.ProcessEnv = () => ({});
+    if (!env.NATS_URL) {
       // Keys live in JetStream KV: keep its store between runs so created keys survive a restart.
       const storeDir = join(env.SWITCHBOARD_STATE_DIR || join(root, '.run'), 'nats');
       mkdirSync(storeDir, { recursive: true });
-      const nats = await startNats({ storeDir });
+      const nats = await startNats({ storeDir, credentialsDir });
       infra.push(nats);
-      natsUrl = nats.url;
+      natsEnv = (role) => nats.env(role);
     }
-    let redisUrl = env.REDIS_URL;
-    if (!redisUrl) {
-      const redis = await startRedis();
+    let redisEnv: (role: RedisRole) => NodeJS.ProcessEnv = () => ({});
+    if (!env.REDIS_URL) {
+      const redis = await startRedis({ credentialsDir });
       infra.push(redis);
-      redisUrl = redis.url;
+      redisEnv = (role) => redis.env(role);
     }
+    const brokerEnv = (name: string): NodeJS.ProcessEnv => ({
+      ...(name === 'gateway' || name === 'browser' || name === 'animation' ? natsEnv(name) : {}),
+      ...(name === 'gateway' ? redisEnv(name) : {}),
+    });
     const adminToken = env.ADMIN_TOKEN || randomBytes(24).toString('base64url');
     // Gateway → worker calls carry it and workers refuse calls without it; a fresh one per run
     // unless the operator gives one (to run another worker by hand against this cluster).
@@ -144,8 +154,6 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const stateDir = env.SWITCHBOARD_STATE_DIR || join(root, '.run');
     const shared: NodeJS.ProcessEnv = {
       ...env,
-      NATS_URL: natsUrl,
-      REDIS_URL: redisUrl,
       CLUSTER_SECRET: clusterSecret,
       MODEL_DIR: modelDir,
       // Without S3 the gateway and the workers share one local folder for stored files.
@@ -167,6 +175,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       addresses[`${name.toUpperCase()}_ADDR`] = `127.0.0.1:${port}`;
       spawnService(name, {
         ...shared,
+        ...brokerEnv(name),
         GRPC_PORT: String(port),
         GRPC_HOST: '127.0.0.1',
         METRICS_PORT: String(await freePort()),
@@ -186,8 +195,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const gatewayPort = env.GATEWAY_PORT || '8080';
     const gateway = spawnService('gateway', {
       ...shared,
+      ...brokerEnv('gateway'),
       ...addresses,
       ADMIN_TOKEN: adminToken,
+      ...gatewayKeyPepperEnv(env, stateDir),
       GATEWAY_PORT: gatewayPort,
       METRICS_PORT: env.GATEWAY_METRICS_PORT || String(await freePort()),
     });

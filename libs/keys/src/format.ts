@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 
 /**
  * API key format: `sb_<key id>_<secret>`.
@@ -52,11 +52,6 @@ export function parseApiKey(raw: unknown): ParsedApiKey | null {
   const match = KEY_PATTERN.exec(raw);
   if (match === null) return null;
   return { id: match[1]!, secret: match[2]! };
-}
-
-/** SHA-256 of the secret: a 192-bit random secret needs no salt or slow hash. */
-export function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
 }
 
 /** What the admin list shows to tell keys apart; 4 secret chars reveal ~24 of 192 bits. */

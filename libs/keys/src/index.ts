@@ -1,4 +1,5 @@
-export { parseApiKey, formatApiKey, hashSecret, isKeyId, type ParsedApiKey } from './format.js';
+export { parseApiKey, formatApiKey, isKeyId, type ParsedApiKey } from './format.js';
+export { KEY_PEPPER_MIN_LENGTH, PEPPERED_ALG } from './secret-hash.js';
 export {
   tiers,
   type Tier,

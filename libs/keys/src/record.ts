@@ -5,7 +5,14 @@ import { tiers, type Tier } from './tiers.js';
 export type KeyStatus = 'active' | 'revoked';
 
 export interface StoredSecret {
-  /** Hex SHA-256 of the secret. */
+  /**
+   * How `hash` was made: `hmac-sha256` (PEPPERED_ALG, secret-hash.ts) for every secret this version
+   * writes. Absent on records written before peppering, whose `hash` is the plain SHA-256 of the
+   * secret: such an entry is never accepted, only migrated (legacy-migration.ts). Other values are
+   * kept but never accepted, so a record from a newer version is not thrown away whole.
+   */
+  alg?: string;
+  /** Hex hash of the secret, as `alg` says. */
   hash: string;
   /** ISO time after which this secret no longer works (set by rotation); null = no end. */
   expires_at: string | null;
@@ -53,13 +60,25 @@ export function viewFields(record: KeyRecord, lastUsedAt: string | null): Public
 
 const HASH_PATTERN = /^[0-9a-f]{64}$/;
 
+function isStoredSecret(value: unknown): value is StoredSecret {
+  if (typeof value !== 'object' || value === null) return false;
+  const s = value as Record<string, unknown>;
+  return (
+    (s['alg'] === undefined || typeof s['alg'] === 'string') &&
+    typeof s['hash'] === 'string' &&
+    HASH_PATTERN.test(s['hash']) &&
+    (s['expires_at'] === null || typeof s['expires_at'] === 'string')
+  );
+}
+
 function isStringArray(value: unknown): value is string[] {
   return Array.isArray(value) && value.every((item) => typeof item === 'string');
 }
 
 /**
  * Shape check for what comes back from the KV: a record another (maybe newer or older) replica
- * wrote. A record that fails is ignored rather than trusted half-way.
+ * wrote. A record that fails is ignored rather than trusted half-way. Passing says nothing about
+ * who wrote it: a secret is honoured only if its hash was made with the gateways' pepper (view.ts).
  */
 export function isKeyRecord(value: unknown): value is KeyRecord {
   if (typeof value !== 'object' || value === null) return false;
@@ -74,13 +93,6 @@ export function isKeyRecord(value: unknown): value is KeyRecord {
     (r['status'] === 'active' || r['status'] === 'revoked') &&
     typeof r['prefix'] === 'string' &&
     Array.isArray(r['secrets']) &&
-    r['secrets'].every(
-      (s: unknown) =>
-        typeof s === 'object' &&
-        s !== null &&
-        typeof (s as StoredSecret).hash === 'string' &&
-        HASH_PATTERN.test((s as StoredSecret).hash) &&
-        ((s as StoredSecret).expires_at === null || typeof (s as StoredSecret).expires_at === 'string'),
-    )
+    r['secrets'].every(isStoredSecret)
   );
 }

@@ -1,12 +1,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connect, type NatsConnection } from 'nats';
-import { startNats, type InfraHandle } from '@switchboard/devcluster';
+import { startNats, type NatsHandle } from '@switchboard/devcluster';
 import { SwitchboardError } from '@switchboard/errors';
 import { KeyStore } from './store.js';
 import { formatApiKey, parseApiKey } from './format.js';
 
-let nats: InfraHandle;
+let nats: NatsHandle;
+/** What every replica of these tests is configured with (KEY_PEPPER). */
+const pepper = 'store-test-key-pepper-0123456789abcdef';
 const connections: NatsConnection[] = [];
 const stores: KeyStore[] = [];
 let bucketCount = 0;
@@ -22,7 +24,7 @@ after(async () => {
 });
 
 async function newConnection(): Promise<NatsConnection> {
-  const nc = await connect({ servers: nats.url });
+  const nc = await connect(nats.connectOptions('operator'));
   connections.push(nc);
   return nc;
 }
@@ -35,7 +37,7 @@ async function openStores(
   const bucket = `keys_test_${++bucketCount}`;
   const opened: KeyStore[] = [];
   for (let i = 0; i < count; i++) {
-    const store = await KeyStore.open(await newConnection(), { bucket, ...options });
+    const store = await KeyStore.open(await newConnection(), { bucket, pepper, ...options });
     await store.ready;
     stores.push(store);
     opened.push(store);
@@ -223,7 +225,7 @@ test('a replica opened later loads existing keys before ready', async () => {
   const [a] = await openStores(1);
   const { key } = await a!.create({ name: 'early', tier: 'basic' });
   const bucket = `keys_test_${bucketCount}`;
-  const late = await KeyStore.open(await newConnection(), { bucket });
+  const late = await KeyStore.open(await newConnection(), { bucket, pepper });
   stores.push(late);
   await late.ready;
   assert.equal(late.isReady, true);
@@ -249,12 +251,12 @@ test('last_used_at appears after a flush, on every replica', async () => {
 
 test('close() flushes pending last-used times', async () => {
   const bucket = `keys_test_${++bucketCount}`;
-  const a = await KeyStore.open(await newConnection(), { bucket, usageFlushIntervalMs: 60_000 });
+  const a = await KeyStore.open(await newConnection(), { bucket, pepper, usageFlushIntervalMs: 60_000 });
   await a.ready;
   const { record } = await a.create({ name: 'flush-on-close', tier: 'basic' });
   a.touch(record.id);
   await a.close();
-  const b = await KeyStore.open(await newConnection(), { bucket });
+  const b = await KeyStore.open(await newConnection(), { bucket, pepper });
   stores.push(b);
   await b.ready;
   assert.ok((await b.list())[0]?.last_used_at);

@@ -1,7 +1,10 @@
 import type { KV, KvEntry, NatsConnection } from 'nats';
 import { SwitchboardError } from '@switchboard/errors';
-import { formatApiKey, hashSecret, isKeyId, keyPrefix, newKeyId, newSecret } from './format.js';
+import { formatApiKey, isKeyId, keyPrefix, newKeyId, newSecret } from './format.js';
+import { encodeRecord, isConflict, WRITE_ATTEMPTS } from './kv-write.js';
+import { migrateLegacyHashes, unmigratedLegacySecrets } from './legacy-migration.js';
 import { isKeyRecord, viewFields, type KeyRecord, type PublicKeyView, type StoredSecret } from './record.js';
+import { PEPPERED_ALG, SecretHasher } from './secret-hash.js';
 import { UsageTracker } from './usage.js';
 import {
   validateCreate,
@@ -15,11 +18,21 @@ import type { Logger } from '@switchboard/telemetry';
 import { watchBucket, type BucketWatch } from './watch.js';
 
 export interface KeyStoreOptions {
+  /**
+   * KEY_PEPPER: the key secrets are hashed with (secret-hash.ts). Every replica needs the same one;
+   * it never goes to the store.
+   */
+  pepper: string;
   /** KV bucket of key records; last-used times go to `<bucket>_usage`. */
   bucket?: string;
   logger?: Logger;
   /** How often last-used times are written (default 30 s). */
   usageFlushIntervalMs?: number;
+  /**
+   * The one-time upgrade of records from before peppering (legacy-migration.ts): when set (ms since
+   * the epoch), open() first migrates the legacy entries of records the store wrote before then.
+   */
+  migrateLegacyWrittenBefore?: number;
 }
 
 export interface IssuedKey {
@@ -30,15 +43,8 @@ export interface IssuedKey {
 
 export const DEFAULT_BUCKET = 'switchboard_keys';
 const DEFAULT_FLUSH_MS = 30_000;
-/** Optimistic-concurrency retries: conflicts only happen when two admins edit one key at once. */
-const WRITE_ATTEMPTS = 5;
 /** How long list() waits for this replica's view to catch up with the bucket. */
 const CATCH_UP_MS = 2_000;
-const WRONG_LAST_SEQUENCE = 10071;
-
-function isConflict(error: unknown): boolean {
-  return (error as { api_error?: { err_code?: number } } | null)?.api_error?.err_code === WRONG_LAST_SEQUENCE;
-}
 
 function notFound(): SwitchboardError {
   return new SwitchboardError('not_found', { message: 'No such key.' });
@@ -63,8 +69,6 @@ function reaching<T>(read: Promise<T>): Promise<T> {
   });
 }
 
-const encode = (record: KeyRecord): Uint8Array => new TextEncoder().encode(JSON.stringify(record));
-
 /**
  * The key store every gateway replica shares: records in a NATS KV bucket, watched into a local
  * view so authenticate() is synchronous and never waits on the network, and a create, rotate or
@@ -73,7 +77,7 @@ const encode = (record: KeyRecord): Uint8Array => new TextEncoder().encode(JSON.
 export class KeyStore {
   /** Resolves once the records present at open() are in the local view. */
   readonly ready: Promise<void>;
-  private readonly view = new KeyView();
+  private readonly view: KeyView;
   private seenRevision = 0;
   private revisionWaiters: { revision: number; resolve: () => void }[] = [];
   private loaded = false;
@@ -84,10 +88,12 @@ export class KeyStore {
 
   private constructor(
     private readonly kv: KV,
+    private readonly hasher: SecretHasher,
     private readonly usage: UsageTracker,
     private readonly logger: Logger | undefined,
     flushIntervalMs: number,
   ) {
+    this.view = new KeyView(hasher);
     this.ready = new Promise<void>((resolve) => (this.markLoaded = resolve)).then(() => {
       this.loaded = true;
     });
@@ -99,14 +105,19 @@ export class KeyStore {
    * Opens (creating if needed) the buckets and starts the watches. Does not wait for the initial
    * load, so a gateway can listen and report "not ready" meanwhile: await `ready` for that.
    */
-  static async open(nc: NatsConnection, options: KeyStoreOptions = {}): Promise<KeyStore> {
+  static async open(nc: NatsConnection, options: KeyStoreOptions): Promise<KeyStore> {
     const bucket = options.bucket ?? DEFAULT_BUCKET;
+    const hasher = new SecretHasher(options.pepper);
     const js = nc.jetstream();
     // history 1: the store needs only the current record; revisions still order writes.
     const kv = await js.views.kv(bucket, { history: 1 });
     const usageKv = await js.views.kv(`${bucket}_usage`, { history: 1 });
+    // Before the watch starts, so the first load already holds the migrated records.
+    if (options.migrateLegacyWrittenBefore !== undefined)
+      await migrateLegacyHashes(kv, hasher, options.migrateLegacyWrittenBefore, options.logger);
     const store = new KeyStore(
       kv,
+      hasher,
       new UsageTracker(usageKv, options.logger),
       options.logger,
       options.usageFlushIntervalMs ?? DEFAULT_FLUSH_MS,
@@ -174,10 +185,10 @@ export class KeyStore {
         created_at: new Date().toISOString(),
         status: 'active',
         prefix: keyPrefix(id, secret),
-        secrets: [{ hash: hashSecret(secret).toString('hex'), expires_at: null }],
+        secrets: [this.storedSecret(id, secret)],
       };
       try {
-        const revision = await this.kv.create(id, encode(record));
+        const revision = await this.kv.create(id, encodeRecord(record));
         this.view.apply(record, revision);
         return { record, key: formatApiKey(id, secret) };
       } catch (error) {
@@ -204,20 +215,21 @@ export class KeyStore {
         throw new SwitchboardError('invalid_request', { message: 'A revoked key cannot be rotated.' });
       const now = Date.now();
       const graceEnd = now + grace * 1000;
+      // Kept entries keep their `alg`: a legacy one stays as inert as it was.
       const kept: StoredSecret[] =
         grace === 0
           ? []
           : current.secrets
               .map((s) => {
                 const end = s.expires_at === null ? graceEnd : Math.min(Date.parse(s.expires_at), graceEnd);
-                return { hash: s.hash, end };
+                return { secret: s, end };
               })
               .filter((s) => s.end > now)
-              .map((s) => ({ hash: s.hash, expires_at: new Date(s.end).toISOString() }));
+              .map(({ secret: s, end }) => ({ ...s, expires_at: new Date(end).toISOString() }));
       return {
         ...current,
         prefix: keyPrefix(id, secret),
-        secrets: [{ hash: hashSecret(secret).toString('hex'), expires_at: null }, ...kept],
+        secrets: [this.storedSecret(id, secret), ...kept],
       };
     });
     return { record, key: formatApiKey(id, secret) };
@@ -239,12 +251,19 @@ export class KeyStore {
     await this.usage.flush();
   }
 
+  /** A new secret as stored: its peppered hash, never the secret. */
+  private storedSecret(id: string, secret: string): StoredSecret {
+    return { alg: PEPPERED_ALG, hash: this.hasher.hash(id, secret).toString('hex'), expires_at: null };
+  }
+
   private onKeyEntry(entry: KvEntry): void {
     this.seenRevision = Math.max(this.seenRevision, entry.revision);
     if (entry.operation === 'PUT') {
       const value: unknown = entry.json();
-      if (isKeyRecord(value) && value.id === entry.key) this.view.apply(value, entry.revision);
-      else this.logger?.warn({ key_id: entry.key }, 'malformed key record ignored');
+      if (isKeyRecord(value) && value.id === entry.key) {
+        this.view.apply(value, entry.revision);
+        this.warnUnmigrated(value);
+      } else this.logger?.warn({ key_id: entry.key }, 'malformed key record ignored');
     } else {
       this.view.remove(entry.key, entry.revision);
     }
@@ -253,6 +272,15 @@ export class KeyStore {
       w.resolve();
       return false;
     });
+  }
+
+  /**
+   * Says which keys hold legacy hashes this replica refuses, so an operator who forgot the
+   * migration (or sees a forged entry) learns which key it is.
+   */
+  private warnUnmigrated(record: KeyRecord): void {
+    if (record.status !== 'active' || unmigratedLegacySecrets(record, this.hasher).length === 0) return;
+    this.logger?.warn({ key_id: record.id }, 'key record holds unmigrated legacy hashes; they are refused');
   }
 
   /** Waits (bounded) until the watch has delivered everything the bucket held when called. */
@@ -285,7 +313,7 @@ export class KeyStore {
       const { record, revision } = await this.read(id);
       const next = change(record);
       try {
-        const written = await this.kv.update(id, encode(next), revision);
+        const written = await this.kv.update(id, encodeRecord(next), revision);
         this.view.apply(next, written); // read-your-writes on this replica, before the watch echoes it
         return next;
       } catch (error) {

@@ -1,14 +1,29 @@
 import { timingSafeEqual } from 'node:crypto';
-import { hashSecret, parseApiKey } from './format.js';
+import { parseApiKey } from './format.js';
 import { deepFreeze } from '@switchboard/config';
-import type { KeyRecord } from './record.js';
+import type { KeyRecord, StoredSecret } from './record.js';
+import { PEPPERED_ALG, type SecretHasher } from './secret-hash.js';
 
 interface Entry {
   record: KeyRecord;
   /** KV revision the record was read at; older writes never replace newer ones. */
   revision: number;
-  /** Secret digests decoded once, so the hot path does no hex parsing. */
+  /** Peppered hashes decoded once, so the hot path does no hex parsing. */
   digests: { digest: Buffer; expiresAt: number }[];
+}
+
+/**
+ * Only peppered hashes can ever match. A legacy SHA-256 entry, or one under an `alg` this version
+ * does not know, is skipped: anyone who can write the store can compute a SHA-256, nobody without
+ * the pepper can compute the HMAC.
+ */
+function acceptedDigests(secrets: readonly StoredSecret[]): Entry['digests'] {
+  return secrets
+    .filter((s) => s.alg === PEPPERED_ALG)
+    .map((s) => ({
+      digest: Buffer.from(s.hash, 'hex'),
+      expiresAt: s.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(s.expires_at),
+    }));
 }
 
 /**
@@ -20,20 +35,15 @@ export class KeyView {
   /** Revision of deletes (a purge by an operator), so a late, older put cannot resurrect the key. */
   private readonly removedAt = new Map<string, number>();
 
+  constructor(private readonly hasher: SecretHasher) {}
+
   /** Applies a record at a revision; returns false when we already hold something newer. */
   apply(record: KeyRecord, revision: number): boolean {
     const current = this.entries.get(record.id);
     if (current !== undefined && current.revision >= revision) return false;
     if ((this.removedAt.get(record.id) ?? 0) >= revision) return false;
     const frozen = deepFreeze(structuredClone(record));
-    this.entries.set(record.id, {
-      record: frozen,
-      revision,
-      digests: frozen.secrets.map((s) => ({
-        digest: Buffer.from(s.hash, 'hex'),
-        expiresAt: s.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(s.expires_at),
-      })),
-    });
+    this.entries.set(record.id, { record: frozen, revision, digests: acceptedDigests(frozen.secrets) });
     return true;
   }
 
@@ -53,14 +63,14 @@ export class KeyView {
   }
 
   /**
-   * The hot path. The presented secret's digest is compared with every live digest of the key
-   * in constant time (equal 32-byte lengths, no early exit), so timing says nothing about how
+   * The hot path. The presented secret's peppered hash is compared with every live hash of the
+   * key in constant time (equal 32-byte lengths, no early exit), so timing says nothing about how
    * close a guess was. An unknown id costs the same hash, so ids are not cheaper to probe.
    */
   authenticate(rawKey: unknown, now = Date.now()): KeyRecord | null {
     const parsed = parseApiKey(rawKey);
     if (parsed === null) return null;
-    const presented = hashSecret(parsed.secret);
+    const presented = this.hasher.hash(parsed.id, parsed.secret);
     const entry = this.entries.get(parsed.id);
     if (entry === undefined || entry.record.status !== 'active') return null;
     let ok = false;

@@ -1,9 +1,21 @@
+import {
+  natsCredentialEnvFields,
+  natsCredentialsFrom,
+  redisCredentialEnvFields,
+  redisCredentialsFrom,
+} from '@switchboard/broker-auth';
 import { env, loadConfig } from '@switchboard/config';
 import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import { z } from 'zod';
 import { jobEnvFields, jobSettings } from '@switchboard/jobs';
-import { defaultTierPolicies, tiers, type Tier, type TierPolicy } from '@switchboard/keys';
+import {
+  defaultTierPolicies,
+  KEY_PEPPER_MIN_LENGTH,
+  tiers,
+  type Tier,
+  type TierPolicy,
+} from '@switchboard/keys';
 
 const tierPolicy = z.object({
   requests_per_minute: z.number().int().positive(),
@@ -48,6 +60,11 @@ const schema = z
       .describe(
         `Shared with every worker (a Kubernetes Secret), at least ${CLUSTER_SECRET_MIN_LENGTH} characters: sent with each gRPC call and DevTools upgrade (\`npm start\` generates one per run).`,
       ),
+    KEY_PEPPER: env
+      .secret(KEY_PEPPER_MIN_LENGTH)
+      .describe(
+        `Key the API keys' secrets are hashed with (HMAC), at least ${KEY_PEPPER_MIN_LENGTH} characters; the same on every gateway replica, never in the key store. Changing it invalidates every key (\`npm start\` keeps one under \`.run/credentials/\`).`,
+      ),
     IP_ALLOWLIST: env
       .cidrList()
       .describe('Cluster-wide allowlist: comma-separated IPv4/IPv6 CIDRs; empty = every address.'),
@@ -60,6 +77,8 @@ const schema = z
     REDIS_URL: env
       .url(['redis', 'rediss'], 'redis://127.0.0.1:6379')
       .describe('Redis holding the rate-limit counters shared by gateway replicas.'),
+    ...natsCredentialEnvFields,
+    ...redisCredentialEnvFields,
     KEYS_BUCKET: z
       .string()
       .regex(/^[A-Za-z0-9_-]+$/)
@@ -78,6 +97,15 @@ const schema = z
       .positiveInt(30_000)
       .describe(
         "How long keys are honoured from the replica's cache while NATS does not answer; then `503 unavailable`.",
+      ),
+    KEYS_MIGRATE_LEGACY_HASHES_BEFORE: z.iso
+      .datetime({ offset: true })
+      .transform((value) => Date.parse(value))
+      // A future instant would migrate records written from now on, forged ones included.
+      .refine((instant) => instant <= Date.now(), 'must not be in the future')
+      .optional()
+      .describe(
+        'One-time upgrade of keys created before KEY_PEPPER existed (plain SHA-256 hashes, refused otherwise): an ISO 8601 instant, e.g. `2026-05-01T12:00:00Z`, not in the future; at start the gateway peppers the records the key store last wrote before it, never any written later. Remove it after the upgrade (docs/security.md).',
       ),
     PUBLIC_BASE_URL: z
       .string()
@@ -151,11 +179,16 @@ const schema = z
     trustedProxies: e.TRUSTED_PROXIES,
     natsUrl: e.NATS_URL,
     redisUrl: e.REDIS_URL,
+    natsCredentials: natsCredentialsFrom(e),
+    redisCredentials: redisCredentialsFrom(e),
     keysBucket: e.KEYS_BUCKET,
     rateLimitPrefix: e.RATE_LIMIT_PREFIX,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
     adminAuthFailuresPerMinute: e.ADMIN_AUTH_FAILURES_PER_MINUTE,
     keysMaxStalenessMs: e.KEYS_MAX_STALENESS_MS,
+    keyPepper: e.KEY_PEPPER,
+    /** Epoch ms, or undefined: no migration. */
+    keysMigrateLegacyBefore: e.KEYS_MIGRATE_LEGACY_HASHES_BEFORE,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/$/, ''),
     tiers: e.TIER_POLICIES,
     workers: {

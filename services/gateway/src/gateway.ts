@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { connect, type NatsConnection } from 'nats';
+import { natsAuthOptions, redisAuthOptions } from '@switchboard/broker-auth';
 import { BrowserFleet } from '@switchboard/browser-registry';
 import { EventPublisher } from '@switchboard/events';
 import { JobBoard } from '@switchboard/jobs';
@@ -73,6 +74,7 @@ async function open(
     servers: config.natsUrl,
     name: 'switchboard-gateway',
     maxReconnectAttempts: -1,
+    ...natsAuthOptions('gateway', config.natsCredentials),
   });
   opened.push(() => nats.close());
   // Pinged twice a second: a broker that stops answering makes this replica unready within 1.5 s.
@@ -84,10 +86,15 @@ async function open(
   opened.push(() => natsLiveness.close());
   const live = new LiveRequests();
   opened.push(() => live.close());
-  const keys = await KeyStore.open(nats, { bucket: config.keysBucket, logger });
+  const keys = await KeyStore.open(nats, {
+    bucket: config.keysBucket,
+    pepper: config.keyPepper,
+    migrateLegacyWrittenBefore: config.keysMigrateLegacyBefore,
+    logger,
+  });
   opened.push(() => keys.close());
   await keys.ready;
-  const redis = createRedisClient(config.redisUrl);
+  const redis = createRedisClient(config.redisUrl, redisAuthOptions(config.redisCredentials));
   opened.push(() => redis.disconnect());
   const limiter = createRateLimiter({ redis, keyPrefix: config.rateLimitPrefix, logger });
   opened.push(() => limiter.close());

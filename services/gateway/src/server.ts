@@ -5,6 +5,7 @@ import type { ObjectStore } from '@switchboard/objectstore';
 import type { RateLimiter } from '@switchboard/ratelimit';
 import type { Logger } from '@switchboard/telemetry';
 import { adminRouter } from './admin/admin-routes.js';
+import { AccessCheck } from './auth/access.js';
 import { AuthFailureGuard, authenticate } from './auth/authenticate.js';
 import type { LiveRequests } from './auth/live-requests.js';
 import { clusterAllowlist } from './auth/ip-allowlists.js';
@@ -43,7 +44,7 @@ export interface GatewayDeps {
   readiness: ReadinessProbe;
   /** Whether NATS answers (admin calls) and the cached keys may still be honoured. */
   nats: { reachable: boolean } & KeyFreshness;
-  /** Authenticated requests in flight, ended when their key is revoked. */
+  /** Authenticated requests that stay open, ended once a new request like them would be refused. */
   live: LiveRequests;
   /** Screenshots, generated images and videos, written by the workers. */
   objects: ObjectStore;
@@ -81,7 +82,9 @@ export function createApp({
   app.use(cutSlowBodies(config.http.bodyRate));
 
   const trustedProxies = new CidrSet(config.trustedProxies);
-  app.use(clusterAllowlist(new CidrSet(config.ipAllowlist), trustedProxies));
+  // One check for new requests and for the streams and sockets that stay open (auth/access.ts).
+  const access = new AccessCheck(keys, nats, new CidrSet(config.ipAllowlist));
+  app.use(clusterAllowlist(access, trustedProxies));
   app.use(publicDocsRouter());
   app.use(
     '/admin',
@@ -97,7 +100,7 @@ export function createApp({
   );
 
   const guard = new AuthFailureGuard(limiter, 'authfail', config.authFailuresPerMinute, metrics);
-  app.use(authenticate({ keys, guard, freshness: nats }));
+  app.use(authenticate({ keys, guard, access }));
   app.use(tierGate());
   app.use(rateLimit(limiter, config.tiers, metrics));
 

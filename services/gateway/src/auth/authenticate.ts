@@ -4,8 +4,7 @@ import type { KeyStore } from '@switchboard/keys';
 import type { RateLimiter } from '@switchboard/ratelimit';
 import { failureBucket } from '../http/client-ip.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
-import type { KeyFreshness } from '../ops/nats-liveness.js';
-import { keyAllowsIp } from './ip-allowlists.js';
+import type { AccessCheck } from './access.js';
 
 /** The bearer token of a request, or undefined when the header is missing or malformed. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -72,36 +71,29 @@ export class AuthFailureGuard {
 }
 
 export interface AuthenticateDeps {
-  keys: KeyStore;
+  /** Records last use. */
+  keys: Pick<KeyStore, 'touch'>;
   guard: AuthFailureGuard;
-  /** Whether this replica's copy of the keys is recent enough to be trusted. */
-  freshness: KeyFreshness;
+  access: AccessCheck;
 }
 
-/** API key authentication, then the key's own IP allowlist (API.md §1). */
-export function authenticate({ keys, guard, freshness }: AuthenticateDeps): RequestHandler {
+/** API key authentication, then the key's own IP allowlist (API.md §1), through AccessCheck. */
+export function authenticate({ keys, guard, access }: AuthenticateDeps): RequestHandler {
   // Synchronous on success: the hot path costs no promise and no round trip.
   return (req, res: Response, next) => {
     const ctx = res.locals.ctx;
-    // Past the staleness bound a revocation may have been missed: refuse rather than guess.
-    if (!freshness.keysFresh()) {
-      throw new SwitchboardError('unavailable', {
-        message: 'API keys cannot be verified right now (the key store is unreachable); retry shortly.',
-        retryAfterSeconds: 5,
-      });
-    }
     const token = bearerToken(req.get('authorization'));
-    const key = token ? keys.authenticate(token) : null;
-    if (!key || token === undefined) {
-      guard.fail(ctx.clientIp, new SwitchboardError('unauthorized')).then(next, next);
+    const verdict = access.check(token, ctx.clientIp);
+    if (verdict.error) {
+      // Only a wrong key spends the address's failure budget; 403 and 503 are not guesses.
+      if (verdict.error.code !== 'unauthorized') throw verdict.error;
+      guard.fail(ctx.clientIp, verdict.error).then(next, next);
       return;
     }
-    if (!keyAllowsIp(key.ip_allowlist, ctx.clientIp)) {
-      throw new SwitchboardError('ip_not_allowed');
-    }
-    ctx.key = key;
-    keys.touch(key.id);
-    ctx.keyStillValid = () => keys.authenticate(token) !== null;
+    ctx.key = verdict.key;
+    keys.touch(verdict.key.id);
+    // What keeps a stream or socket of this request open: the same check, run again.
+    ctx.recheckAccess = () => access.check(token, ctx.clientIp).error;
     next();
   };
 }

@@ -1,13 +1,20 @@
 import type { RequestHandler } from 'express';
 import { SwitchboardError } from '@switchboard/errors';
 import { CidrSet, clientIp } from '../http/client-ip.js';
+import type { AccessCheck } from './access.js';
 
-/** Works out the client address once (API.md §1) and checks the cluster-wide allowlist. */
-export function clusterAllowlist(allowlist: CidrSet, trustedProxies: CidrSet): RequestHandler {
+/**
+ * Works out the client address once (API.md §1) and checks the cluster-wide allowlist, for every
+ * path (the admin API and the docs too), before any key is looked at.
+ */
+export function clusterAllowlist(
+  access: Pick<AccessCheck, 'clusterAllows'>,
+  trustedProxies: CidrSet,
+): RequestHandler {
   return (req, res, next) => {
     const ctx = res.locals.ctx;
     ctx.clientIp = clientIp(req.socket.remoteAddress ?? '', req.get('x-forwarded-for'), trustedProxies);
-    if (!allowlist.empty && !allowlist.has(ctx.clientIp)) {
+    if (!access.clusterAllows(ctx.clientIp)) {
       next(new SwitchboardError('ip_not_allowed'));
       return;
     }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { test } from 'node:test';
 import type { Response } from 'express';
+import { SwitchboardError } from '@switchboard/errors';
 import { LiveRequests } from './live-requests.js';
 
 /** The part of a response the tracker uses: its close event and destroy(). */
@@ -16,30 +17,46 @@ class FakeResponse extends EventEmitter {
 const asResponse = (r: FakeResponse) => r as unknown as Response;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-test('requests whose key stops authenticating are ended at the next sweep; others stay', async () => {
+test('requests whose access check fails are ended at the next sweep, with its reason; others stay', async () => {
   const live = new LiveRequests(20);
-  let revoked = false;
+  const access: { refusal?: SwitchboardError } = {};
   const cut = new FakeResponse();
   const graceful = new FakeResponse();
   const other = new FakeResponse();
-  let endedGracefully = 0;
-  live.track(asResponse(cut), () => !revoked);
+  const reasons: string[] = [];
+  live.track(asResponse(cut), () => access.refusal);
   live.track(
     asResponse(graceful),
-    () => !revoked,
-    () => (endedGracefully += 1),
+    () => access.refusal,
+    (reason) => reasons.push(reason.code),
   );
-  live.track(asResponse(other), () => true);
+  live.track(asResponse(other), () => undefined);
   await sleep(60);
   assert.equal(cut.destroyed, false);
-  revoked = true;
+  access.refusal = new SwitchboardError('ip_not_allowed');
   await sleep(60);
   assert.equal(cut.destroyed, true, 'cut by default');
   assert.equal(graceful.destroyed, false);
-  assert.equal(endedGracefully, 1, 'ended once, through its own hook');
+  assert.deepEqual(reasons, ['ip_not_allowed'], 'ended once, through its own hook, saying why');
   assert.equal(other.destroyed, false);
   assert.equal(live.size, 1);
   other.emit('close');
   assert.equal(live.size, 0, 'a finished request is forgotten');
+  live.close();
+});
+
+test('a request whose ending fails is cut', async () => {
+  const live = new LiveRequests(20);
+  const broken = new FakeResponse();
+  live.track(
+    asResponse(broken),
+    () => new SwitchboardError('unavailable'),
+    () => {
+      throw new Error('write after end');
+    },
+  );
+  await sleep(60);
+  assert.equal(broken.destroyed, true);
+  assert.equal(live.size, 0);
   live.close();
 });

@@ -1,18 +1,25 @@
 import type { Response } from 'express';
+import type { SwitchboardError } from '@switchboard/errors';
+
+/** A request's access as of now: undefined while it may go on, else why it must end. */
+export type AccessRecheck = () => SwitchboardError | undefined;
+
+/** How an open request ends once its access is gone, saying why where its protocol can. */
+export type EndWithReason = (reason: SwitchboardError) => void;
 
 interface LiveRequest {
-  /** False once the request's key no longer authenticates (revoked, deleted). */
-  stillValid: () => boolean;
-  /** How to end it gracefully; by default the connection is cut. */
-  end?: () => void;
+  recheck: AccessRecheck;
+  end?: EndWithReason;
 }
 
 /**
- * Authenticated requests that stay open — SSE streams, DevTools sockets — with a way to re-check
- * their key. A sweep every `intervalMs` ends those whose key stopped authenticating, so revoking
- * a key closes what it has open within that interval of the revocation reaching this replica
- * (NATS delivers it in milliseconds), not when the client happens to finish. Short requests are
- * not tracked: they end on their own.
+ * Authenticated requests that stay open — SSE streams, DevTools sockets, and any live view to come
+ * — held to the same rule as a new request. A sweep every `intervalMs` re-runs each one's access
+ * check (auth/access.ts, the check new requests pass) and ends those that would now be refused:
+ * the key revoked, rotated away or deleted; the key store silent past KEYS_MAX_STALENESS_MS; the
+ * client's address no longer in the key's or the cluster's allowlist. So what a key has open ends
+ * within that interval of the change reaching this replica, not when the client happens to
+ * finish. Short requests are not tracked: they end on their own.
  */
 export class LiveRequests {
   private readonly live = new Map<Response, LiveRequest>();
@@ -28,11 +35,12 @@ export class LiveRequests {
   }
 
   /**
-   * Follows `res` until it closes. Once `stillValid` turns false, `end` ends it gracefully (an SSE
-   * stream says why before it closes); without `end` the connection is cut.
+   * Follows `res` until it closes. Once `recheck` gives a reason, `end` ends it with that reason
+   * (an SSE stream sends it as an error event, a socket a close frame); without `end` the
+   * connection is cut.
    */
-  track(res: Response, stillValid: () => boolean, end?: () => void): void {
-    this.live.set(res, end ? { stillValid, end } : { stillValid });
+  track(res: Response, recheck: AccessRecheck, end?: EndWithReason): void {
+    this.live.set(res, end ? { recheck, end } : { recheck });
     res.once('close', () => this.live.delete(res));
   }
 
@@ -42,10 +50,16 @@ export class LiveRequests {
 
   private sweep(): void {
     for (const [res, entry] of this.live) {
-      if (entry.stillValid()) continue;
+      const reason = entry.recheck();
+      if (reason === undefined) continue;
       this.live.delete(res);
-      if (entry.end) entry.end();
-      else res.destroy();
+      try {
+        if (entry.end) entry.end(reason);
+        else res.destroy();
+      } catch {
+        // Ending politely failed (the socket broke meanwhile): it must end all the same.
+        res.destroy();
+      }
     }
   }
 }

@@ -24,6 +24,7 @@ function appRoutes(): Set<string> {
   const config = loadGatewayConfig({
     ADMIN_TOKEN: 'route-walk-admin-token-0123456789',
     CLUSTER_SECRET: 'route-walk-cluster-secret-0123456789',
+    KEY_PEPPER: 'route-walk-key-pepper-0123456789abcdef',
   });
   const deps: GatewayDeps = {
     config,

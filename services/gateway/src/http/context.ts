@@ -1,3 +1,4 @@
+import { SwitchboardError } from '@switchboard/errors';
 import type { Logger } from '@switchboard/telemetry';
 import type { KeyRecord } from '@switchboard/keys';
 
@@ -5,10 +6,11 @@ import type { KeyRecord } from '@switchboard/keys';
 export class RequestContext {
   clientIp = '';
   /**
-   * Whether the request's API key still authenticates (false once it is revoked), for requests
-   * that stay open; set with the key.
+   * For requests that stay open: the error a new request with the same key from the same address
+   * would get now (revoked key, stale key store, address no longer allowed), or undefined while
+   * it may go on. Set with the key (auth/access.ts).
    */
-  keyStillValid: () => boolean = () => false;
+  recheckAccess: () => SwitchboardError | undefined = () => new SwitchboardError('unauthorized');
   private authenticatedKey: KeyRecord | undefined;
   private child: Logger | undefined;
 

@@ -38,7 +38,8 @@ export interface RelayOptions {
  * Runs one completion on the llm worker and answers it in `dialect`, as JSON or as OpenAI's
  * server-sent chunks ending in `data: [DONE]`. As on POST /query: a client that goes away
  * cancels the generation, a request the worker refuses at once is a plain JSON error with its
- * real status, and revoking the key ends a stream with an error event.
+ * real status, and a stream ends with an error event once a new request with its key would be
+ * refused (revoked, key store unreachable, address no longer allowed).
  */
 export async function relayCompletion(
   res: Response,
@@ -68,9 +69,9 @@ export async function relayCompletion(
   const pending = chunks.next();
   const early = await firstWithin(pending, deps.timings.firstEventWaitMs);
   const sse = new SseStream(res, deps.timings.pingIntervalMs);
-  deps.live.track(res, res.locals.ctx.keyStillValid, () => {
+  deps.live.track(res, res.locals.ctx.recheckAccess, (reason) => {
     abort.abort();
-    sse.send(openAiErrorBody(new SwitchboardError('unauthorized', { message: 'The API key was revoked.' })));
+    sse.send(openAiErrorBody(reason));
     sse.end();
   });
   let model = request.model ?? '';

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Request, Router } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { SwitchboardError } from '@switchboard/errors';
@@ -8,6 +9,7 @@ import { exactRouter } from '../http/router.js';
 import type { DevtoolsLocator } from '../sessions/session-router.js';
 import type { LiveRequests } from '../auth/live-requests.js';
 import { takeUpgrade } from '../http/upgrades.js';
+import { CLOSE_POLICY_VIOLATION, CLOSE_TRY_AGAIN_LATER, RelayedWebSocket } from '../http/websocket-ending.js';
 import { sessionIdParam } from './session-id.js';
 
 /** Where an accepted DevTools upgrade goes (set by the route, read by the proxy). */
@@ -16,7 +18,12 @@ interface DevtoolsTarget {
   path: string;
   keyId: string;
   requestId: string;
+  socket: RelayedWebSocket;
 }
+
+/** A refusal that should pass by itself (the key store unreachable) invites a retry; others do not. */
+const closeCodeFor = (reason: SwitchboardError): number =>
+  reason.code === 'unavailable' ? CLOSE_TRY_AGAIN_LATER : CLOSE_POLICY_VIOLATION;
 
 const targets = new WeakMap<IncomingMessage, DevtoolsTarget>();
 
@@ -29,7 +36,7 @@ export function browserDevtoolsRouter(
   sessions: DevtoolsLocator,
   logger: Logger,
   clusterSecret: string,
-  /** Open DevTools sockets, cut when their key is revoked. */
+  /** Open DevTools sockets, closed once a new request with their key would be refused. */
   live: LiveRequests,
 ): Router {
   const proxy = createProxyMiddleware<IncomingMessage>({
@@ -46,6 +53,10 @@ export function browserDevtoolsRouter(
         proxyReq.setHeader('x-request-id', target.requestId);
         // The relay refuses upgrades without it, so only a gateway can claim a key id there.
         proxyReq.setHeader(CLUSTER_SECRET_KEY, clusterSecret);
+        // Runs before http-proxy's own listener: closing later must stop the upstream side too.
+        proxyReq.once('upgrade', (_res: IncomingMessage, upstream: Duplex) =>
+          target.socket.attachUpstream(upstream),
+        );
       },
       error: (error, _req, socket) => {
         logger.warn({ err: error }, 'devtools proxy failed');
@@ -70,13 +81,17 @@ export function browserDevtoolsRouter(
         message: 'This endpoint is a WebSocket (Chrome DevTools Protocol); connect with an upgrade request.',
       });
     }
+    const socket = new RelayedWebSocket(upgrade.socket);
     targets.set(req, {
       origin: `http://${devtoolsAddress}`,
       path: `/devtools/${id}`,
       keyId: ctx.key?.id ?? '',
       requestId: ctx.requestId,
+      socket,
     });
-    live.track(res, ctx.keyStillValid);
+    // Revoked key, stale key store, address no longer allowed: the client gets a close frame
+    // naming the code a new request would get (or, before the upgrade completed, a cut).
+    live.track(res, ctx.recheckAccess, (reason) => socket.close(closeCodeFor(reason), reason.code));
     proxy.upgrade(req, upgrade.socket as never, upgrade.head);
   });
   return router;

@@ -73,11 +73,11 @@ export function queryRouter(
     const pending = chunks.next();
     const early = await firstWithin(pending, timings.firstEventWaitMs);
     const sse = new SseStream(res, timings.pingIntervalMs);
-    // Revoking the key ends the stream with an error event, like any failure mid-stream.
-    live.track(res, res.locals.ctx.keyStillValid, () => {
+    // Once a new request with this key would be refused (revoked, key store unreachable past the
+    // staleness bound, address no longer allowed), the stream ends with that error as an event.
+    live.track(res, res.locals.ctx.recheckAccess, (reason) => {
       abort.abort();
-      const revoked = new SwitchboardError('unauthorized', { message: 'The API key was revoked.' });
-      sse.send(errorBody(revoked, res.locals.ctx.requestId));
+      sse.send(errorBody(reason, res.locals.ctx.requestId));
       sse.end();
     });
     let index = 0;
