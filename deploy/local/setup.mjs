@@ -70,6 +70,31 @@ function ensureChromiumPolicy() {
   writeFileSync(target, wanted, { mode: 0o644 });
 }
 
+// The user the browser worker starts Chromium as when it runs as root (BROWSER_CHROMIUM_USER's
+// default): Chromium refuses its sandbox as root. A system account with no home, no shell and no
+// files of its own. A worker that is not root runs Chromium as itself and needs none.
+function ensureChromiumUser() {
+  const name = 'switchboard-chromium';
+  if (
+    readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .some((line) => line.startsWith(`${name}:`))
+  )
+    return;
+  if (process.getuid?.() !== 0) return;
+  log(`creating the user ${name}, whom the browser worker runs Chromium as when it runs as root`);
+  run('useradd', [
+    '--system',
+    '--user-group',
+    '--no-create-home',
+    '--home-dir',
+    '/nonexistent',
+    '--shell',
+    '/usr/sbin/nologin',
+    name,
+  ]);
+}
+
 // pnpm comes from the npm registry through corepack when it works, else through npx.
 function pnpmCommand() {
   const version = JSON.parse(
@@ -92,6 +117,7 @@ function pnpmCommand() {
 function main() {
   ensureDebianPackages();
   ensureChromiumPolicy();
+  ensureChromiumUser();
   const pnpm = pnpmCommand();
   const env = { ...pnpm.env, ONNXRUNTIME_NODE_INSTALL: 'skip' };
   log('installing the workspace');

@@ -1,15 +1,22 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, startDnsServer, startNats, startRedis, type InfraHandle } from '@switchboard/devcluster';
+import {
+  freePort,
+  startDnsServer,
+  startNats,
+  startRedis,
+  type NatsHandle,
+  type RedisHandle,
+} from '@switchboard/devcluster';
 import { startGateway, type GatewayProcess } from './gateway.js';
 import { startS3, type S3Server } from './s3.js';
 import { startTestSite, type TestSite } from './test-site.js';
 import { startWorker, type WorkerProcess } from './worker.js';
 
 export interface BrowserStack {
-  nats: InfraHandle;
-  redis: InfraHandle;
+  nats: NatsHandle;
+  redis: RedisHandle;
   s3: S3Server;
   site: TestSite;
   /** An allow-listed loopback origin where nothing listens: connections are refused. */
@@ -52,11 +59,13 @@ export async function startBrowserStack(
   ]);
   const refusedHost = `127.0.0.1:${await freePort()}`;
   const profileRoot = await mkdtemp(join(tmpdir(), 'sb-profiles-'));
+  // Run as root, the workers start Chromium as a user of its own, which must reach its profiles.
+  await chmod(profileRoot, 0o711);
   const bucket = 'switchboard-test';
   const startBrowserWorker = async () =>
     startWorker('browser', {
       env: {
-        NATS_URL: nats.url,
+        ...nats.env('browser'),
         DEVTOOLS_PORT: String(await freePort()),
         DEVTOOLS_HOST: '127.0.0.1',
         BROWSER_ALLOWED_HOSTS: `${site.host},${refusedHost}`,
@@ -73,8 +82,8 @@ export async function startBrowserStack(
   try {
     for (let i = 0; i < (options.workers ?? 1); i++) workers.push(await startBrowserWorker());
     const gateway = await (options.startGateway ?? startGateway)({
-      NATS_URL: nats.url,
-      REDIS_URL: redis.url,
+      ...nats.env('gateway'),
+      ...redis.env('gateway'),
       BROWSER_ADDR: workers[0]!.address,
       ...s3.env(bucket),
       ...options.gatewayEnv,

@@ -14,8 +14,9 @@ export const secret = (minLength: number) =>
 export const boolean = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
-    .transform((v) => v === 'true' || v === '1' || v === 'yes')
-    .default(fallback);
+    // The default as the variable is written, so the generated docs show it.
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
 /** host:port of a peer service (`<NAME>_ADDR`). */
 export const address = (fallback: string) =>

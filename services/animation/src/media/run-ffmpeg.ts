@@ -2,6 +2,7 @@
 // signal aborts, and ffmpeg's own words kept for the log (a job's error only says what failed).
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
+import { childProcessEnv } from '@switchboard/config';
 
 /** The binaries; Debian's ffmpeg package provides both on PATH (ANIMATION_FFMPEG_PATH overrides). */
 export interface FfmpegPaths {
@@ -33,7 +34,9 @@ export interface RunningProcess {
 /** Starts `binary args`; stdin/stdout are the caller's to use. */
 export function startProcess(binary: string, args: readonly string[], signal?: AbortSignal): RunningProcess {
   signal?.throwIfAborted();
-  const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  // ffmpeg parses tenants' media: it gets the allow-listed environment, never the worker's
+  // secrets (the avatar vendor's key, S3 and NATS credentials, the cluster secret).
+  const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'], env: childProcessEnv() });
   let stderr = '';
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk: string) => {

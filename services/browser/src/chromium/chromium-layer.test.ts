@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { once } from 'node:events';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,6 +15,7 @@ import { AllowedHosts } from '../guard/allowed-hosts.js';
 import { systemResolver } from '../guard/host-resolver.js';
 import { screenshot } from '../sessions/page-actions.js';
 import { PooledBrowser } from './pooled-browser.js';
+import { prepareChromiumIsolation } from './sandbox-check.js';
 
 /**
  * Chromium's own layer, reached around the relay: a raw CDP client on the pooled browser's own
@@ -94,6 +95,8 @@ describe('Chromium layer (no relay in front)', { timeout: 120_000 }, () => {
 
   before(async () => {
     profileRoot = await mkdtemp(join(tmpdir(), 'sb-chromium-layer-'));
+    // Chromium's own user (when the test runs as root) must reach the profiles under it.
+    await chmod(profileRoot, 0o711);
     site = await listen((req, res) => {
       const url = new URL(req.url ?? '/', 'http://site');
       if (url.pathname === '/download') {
@@ -109,12 +112,22 @@ describe('Chromium layer (no relay in front)', { timeout: 120_000 }, () => {
     });
     // Not allow-listed: only a way around the guard could reach it.
     elsewhere = await listen((_req, res) => res.end('reached'));
+    const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+    const logger = createLogger({ service: 'test', level: 'warn' });
     browser = await PooledBrowser.launch({
-      chromiumPath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      chromiumPath,
       profileRoot,
       allowed: AllowedHosts.parse([site.host]),
       resolver: systemResolver(),
-      logger: createLogger({ service: 'test', level: 'warn' }),
+      // As the worker starts it: sandboxed, as its own user when this runs as root.
+      isolation: await prepareChromiumIsolation({
+        chromiumPath,
+        profileRoot,
+        userName: 'switchboard-chromium',
+        sandbox: true,
+        logger,
+      }),
+      logger,
     });
     // The proxy's refusals by host; the second layer's (which answers before the proxy) marked.
     browser.onBlocked = (request) =>

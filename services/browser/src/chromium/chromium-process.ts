@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChromiumUser } from './chromium-user.js';
 
 export interface ChromiumProcess {
   readonly pid: number;
@@ -14,11 +15,26 @@ export interface ChromiumProcess {
 const LISTENING = /DevTools listening on (ws:\/\/\S+)/;
 const STARTUP_TIMEOUT_MS = 20_000;
 
+export interface LaunchOptions {
+  /** Chromium's whole environment (chromium-env.ts); the worker's own is never passed on. */
+  env: Record<string, string>;
+  /** Whom it runs as; undefined: the worker's user. */
+  user: ChromiumUser | undefined;
+}
+
 /** Starts Chromium and waits for its DevTools endpoint (printed on stderr). */
-export async function launchChromium(executable: string, args: string[]): Promise<ChromiumProcess> {
+export async function launchChromium(
+  executable: string,
+  args: string[],
+  options: LaunchOptions,
+): Promise<ChromiumProcess> {
   const child = spawn(executable, args, {
-    // fds 3 and 4 are the --remote-debugging-pipe: held open by us, closed by our death.
+    // fds 3 and 4 are the --remote-debugging-pipe: held open by us, closed by our death. Pipes
+    // work across the uid switch: Chromium inherits the open descriptors, whoever owns them.
     stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+    env: options.env,
+    // libuv also drops the worker's supplementary groups when it switches.
+    ...(options.user ? { uid: options.user.uid, gid: options.user.gid } : {}),
   });
   let exited = false;
   const exitedPromise = new Promise<void>((resolve) => {

@@ -1,6 +1,7 @@
 // The decoder against Debian's real ffmpeg (the set-up installs it): samples out of a WAV made
 // here, invalid_audio for bytes that are not audio, payload_too_large past the duration limit,
-// a clear error when the binary is missing, and ffmpeg held back while the consumer is busy.
+// a clear error when the binary is missing, ffmpeg held back while the consumer is busy, and none
+// of the worker's secrets in ffmpeg's environment.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -110,4 +111,23 @@ test('ffmpeg is held back while the consumer is busy, and is gone when the consu
   assert.ok(written < 4 * 1024 * 1024, `ffmpeg wrote ${written} bytes while nothing was read`);
   await samples.return();
   assert.deepEqual(ffmpegChildren(), []);
+});
+
+test("ffmpeg, which parses tenants' uploads, gets none of the worker's secrets", async () => {
+  const secret = 'cluster-secret-a3f9d27c0b6e4185';
+  const saved = process.env.CLUSTER_SECRET;
+  process.env.CLUSTER_SECRET = secret;
+  try {
+    const samples = decodePcm(pieces(toneWav(600, 16_000), 64 * 1024), options({ maxSeconds: 3600 }));
+    await samples.next();
+    const [pid] = ffmpegChildren();
+    assert.ok(pid, 'ffmpeg runs while samples remain');
+    const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    assert.ok(environ.some((entry) => entry.startsWith('PATH=')));
+    assert.ok(!environ.some((entry) => entry.startsWith('CLUSTER_SECRET=') || entry.includes(secret)));
+    await samples.return();
+  } finally {
+    if (saved === undefined) delete process.env.CLUSTER_SECRET;
+    else process.env.CLUSTER_SECRET = saved;
+  }
 });

@@ -4,6 +4,7 @@
 // stops reading the upload. ffmpeg's own words stay in the log: a response only says `invalid_audio`.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { childProcessEnv } from '@switchboard/config';
 import { SwitchboardError } from '@switchboard/errors';
 import type { Logger } from '@switchboard/telemetry';
 import { SAMPLE_RATE } from '../audio/pcm.js';
@@ -71,7 +72,8 @@ async function* runFfmpeg(
       'f32le',
       'pipe:1',
     ],
-    { stdio: ['pipe', 'pipe', 'pipe'] },
+    // ffmpeg parses tenants' uploads: the allow-listed environment only, never the worker's secrets.
+    { stdio: ['pipe', 'pipe', 'pipe'], env: childProcessEnv() },
   );
   // Settles either way: a binary that could not start emits 'error' instead of closing.
   const exited = (once(ffmpeg, 'close') as Promise<[number | null, NodeJS.Signals | null]>).catch(
