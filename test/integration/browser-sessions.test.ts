@@ -102,6 +102,7 @@ describe('browser sessions through the gateway', { timeout: 180_000 }, () => {
       current_url: resultUrl,
       history: [formUrl, resultUrl],
       screenshots: [(first.screenshot as string).split('/')[1], (second.screenshot as string).split('/')[1]],
+      end_reason: null,
     });
 
     assert.deepEqual(await json(await call(owner, 'POST', `/session/${id}/close`), 200), {
@@ -124,6 +125,7 @@ describe('browser sessions through the gateway', { timeout: 180_000 }, () => {
     }
     const closed = await json(await call(owner, 'GET', `/session/${id}/details`), 200);
     assert.equal(closed.status, 'closed');
+    assert.equal(closed.end_reason, 'closed');
     assert.deepEqual(closed.history, [formUrl, resultUrl]);
     // Screenshots outlive the session.
     const kept = await fetch(`${stack.gateway.url}${first.url as string}`, { headers: bearer(owner.key) });

@@ -1,13 +1,23 @@
+import { natsCredentialEnvFields, natsCredentialsFrom } from '@switchboard/broker-auth';
 import { z } from 'zod';
 import { env, loadConfig } from '@switchboard/config';
 import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import { CHROMIUM_POLICY_DIR } from './chromium/managed-policy.js';
 import { AllowedHosts } from './guard/allowed-hosts.js';
+import { AllowedPorts } from './guard/allowed-ports.js';
 
 const allowedHosts = env.list().superRefine((entries, ctx) => {
   try {
     AllowedHosts.parse(entries);
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+  }
+});
+
+const allowedPorts = env.list().superRefine((entries, ctx) => {
+  try {
+    AllowedPorts.parse(entries);
   } catch (error) {
     ctx.addIssue({ code: 'custom', message: (error as Error).message });
   }
@@ -29,6 +39,7 @@ const schema = z
     NATS_URL: env
       .url(['nats', 'tls', 'ws', 'wss'], 'nats://127.0.0.1:4222')
       .describe('NATS: the session registry (this worker and its sessions) and events.'),
+    ...natsCredentialEnvFields,
     // Sessions are sticky to the worker that owns their Chromium, so the registry records this
     // address, not a Service.
     BROWSER_ADVERTISE_HOST: z
@@ -56,6 +67,18 @@ const schema = z
       .describe(
         'Where Chromium reads managed policies; the worker refuses to start unless policy/switchboard.json is in force there. Only tests point it elsewhere.',
       ),
+    BROWSER_CHROMIUM_USER: z
+      .string()
+      .min(1)
+      .default('switchboard-chromium')
+      .describe(
+        'The unprivileged user Chromium runs as when the worker runs as root (Chromium refuses its sandbox as root); `npm start`/`npm test` create `switchboard-chromium` when run as root. A worker that is not root runs Chromium as itself and ignores this.',
+      ),
+    BROWSER_CHROMIUM_SANDBOX: env
+      .boolean(true)
+      .describe(
+        "Chromium's sandbox (renderers under seccomp-bpf in their own user namespaces). The worker refuses to start when it cannot work; `false` launches Chromium with `--no-sandbox` instead, with a warning at every start (docs/security.md).",
+      ),
     BROWSER_POOL_SIZE: z.coerce
       .number()
       .int()
@@ -76,6 +99,35 @@ const schema = z
     BROWSER_ALLOWED_HOSTS: allowedHosts.describe(
       '`host[:port]` entries, comma-separated, exempt from the address guard (tests reach their own local pages).',
     ),
+    BROWSER_ALLOWED_PORTS: allowedPorts.describe(
+      'Ports, comma-separated, that sessions may connect to besides 80 and 443 (on any host the address guard allows). A `host:port` entry of `BROWSER_ALLOWED_HOSTS` opens its own port besides; an entry without a port does not.',
+    ),
+    BROWSER_SESSION_MEMORY_MB: z.coerce
+      .number()
+      .int()
+      .min(128)
+      .default(1024)
+      .describe(
+        "Memory one session's Chromium may use (resident anonymous and shared memory of its whole process tree, measured twice a second); a session past it is closed with `end_reason: memory_limit`. Size BROWSER_MAX_SESSIONS × this to the pod's memory.",
+      ),
+    BROWSER_RENDERER_HEAP_MB: z.coerce
+      .number()
+      .int()
+      .min(16)
+      .default(512)
+      .describe(
+        "JavaScript heap limit of each page's renderer (V8 `--max-old-space-size`); a page past it crashes, which closes its session with `end_reason: page_crashed`.",
+      ),
+    BROWSER_MAX_DEVTOOLS_CONNECTIONS: env
+      .positiveInt(8)
+      .describe(
+        'DevTools WebSockets one session may have open at once (counted by the worker that owns it, whichever gateway they came through); one more is refused with `429 rate_limited`.',
+      ),
+    BROWSER_MAX_TABS: env
+      .positiveInt(10)
+      .describe(
+        "Tabs one session may have open at once, in all of its browser contexts, the session's own page included. `Target.createTarget` past it gets a CDP error; a tab a page opens past it is closed at once.",
+      ),
     BROWSER_DNS_SERVERS: env
       .list()
       .describe(
@@ -98,13 +150,23 @@ const schema = z
     logLevel: e.LOG_LEVEL,
     clusterSecret: e.CLUSTER_SECRET,
     natsUrl: e.NATS_URL,
+    natsCredentials: natsCredentialsFrom(e),
     chromiumPath: e.CHROMIUM_PATH,
     chromiumPolicyDir: e.CHROMIUM_POLICY_DIR,
+    chromiumUser: e.BROWSER_CHROMIUM_USER,
+    chromiumSandbox: e.BROWSER_CHROMIUM_SANDBOX,
     poolSize: e.BROWSER_POOL_SIZE,
     maxSessions: e.BROWSER_MAX_SESSIONS,
     idleTimeoutMs: e.BROWSER_IDLE_TIMEOUT_MS,
     navigationTimeoutMs: e.BROWSER_NAVIGATION_TIMEOUT_MS,
     allowedHosts: e.BROWSER_ALLOWED_HOSTS,
+    allowedPorts: e.BROWSER_ALLOWED_PORTS,
+    sessionBounds: {
+      memoryLimitMb: e.BROWSER_SESSION_MEMORY_MB,
+      rendererHeapMb: e.BROWSER_RENDERER_HEAP_MB,
+      maxDevtoolsConnections: e.BROWSER_MAX_DEVTOOLS_CONNECTIONS,
+      maxTabs: e.BROWSER_MAX_TABS,
+    },
     dnsServers: e.BROWSER_DNS_SERVERS,
     profileRoot: e.BROWSER_PROFILE_ROOT,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,

@@ -2,6 +2,7 @@
 // and an entry in the session registry so any gateway replica can reach the sessions it owns.
 import { hostname } from 'node:os';
 import { connect } from 'nats';
+import { natsAuthOptions } from '@switchboard/broker-auth';
 import { RegistryAnnouncer, SESSION_REFRESH_INTERVAL_MS } from '@switchboard/browser-registry';
 import { ConfigError } from '@switchboard/config';
 import { SwitchboardError } from '@switchboard/errors';
@@ -12,10 +13,13 @@ import { createLogger, createRegistry, startMetricsServer } from '@switchboard/t
 import { BrowserPool } from './chromium/browser-pool.js';
 import { checkManagedPolicy, ManagedPolicyError } from './chromium/managed-policy.js';
 import { PooledBrowser } from './chromium/pooled-browser.js';
+import { ChromiumSandboxError } from './chromium/chromium-user.js';
+import { prepareChromiumIsolation } from './chromium/sandbox-check.js';
 import { removeStaleProfiles } from './chromium/stale-profiles.js';
 import { loadBrowserConfig } from './config.js';
 import { startDevtoolsRelay } from './devtools/relay.js';
 import { AllowedHosts } from './guard/allowed-hosts.js';
+import { AllowedPorts } from './guard/allowed-ports.js';
 import { dnsServerResolver, systemResolver } from './guard/host-resolver.js';
 import { navigationGuard } from './guard/navigation-guard.js';
 import { createBrowserMetrics } from './metrics.js';
@@ -35,11 +39,20 @@ async function main(): Promise<void> {
   await checkManagedPolicy(config.chromiumPolicyDir);
   const stale = await removeStaleProfiles(config.profileRoot);
   if (stale > 0) logger.info({ removed: stale }, 'removed profile directories of dead workers');
+  // Fail closed: no Chromium for tenants unless its sandbox works (or the operator opted out).
+  const isolation = await prepareChromiumIsolation({
+    chromiumPath: config.chromiumPath,
+    profileRoot: config.profileRoot,
+    userName: config.chromiumUser,
+    sandbox: config.chromiumSandbox,
+    logger,
+  });
 
   const nats = await connect({
     servers: config.natsUrl,
     name: `switchboard-browser-${workerId}`,
     maxReconnectAttempts: -1,
+    ...natsAuthOptions('browser', config.natsCredentials),
   });
   const events = new EventPublisher(nats, logger);
   const objects = createObjectStore(config.objectStore);
@@ -49,7 +62,8 @@ async function main(): Promise<void> {
     (error: unknown) => logger.warn({ err: error }, 'object store not ready'),
   );
 
-  const allowed = AllowedHosts.parse(config.allowedHosts);
+  const allowed = AllowedHosts.parse(config.allowedHosts, AllowedPorts.parse(config.allowedPorts));
+  const bounds = config.sessionBounds;
   const resolver = config.dnsServers.length > 0 ? dnsServerResolver(config.dnsServers) : systemResolver();
   // Built once the server has its port (the registry entry names it); the pool asks it earlier.
   const late: { sessions?: SessionService } = {};
@@ -65,6 +79,8 @@ async function main(): Promise<void> {
         profileRoot: config.profileRoot,
         allowed,
         resolver,
+        isolation,
+        limits: { rendererHeapMb: bounds.rendererHeapMb, maxTabs: bounds.maxTabs },
         logger,
       });
       end();
@@ -114,6 +130,10 @@ async function main(): Promise<void> {
     maxSessions: config.maxSessions,
     idleTimeoutMs: config.idleTimeoutMs,
     navigationTimeoutMs: config.navigationTimeoutMs,
+    bounds: {
+      memoryLimitBytes: bounds.memoryLimitMb * 2 ** 20,
+      maxDevtoolsConnections: bounds.maxDevtoolsConnections,
+    },
     checkUrl: navigationGuard(allowed, resolver),
     objects,
     registry,
@@ -188,7 +208,7 @@ function waitForWarmBrowser(pool: BrowserPool, poolSize: number): Promise<void> 
 
 main().catch((error: unknown) => {
   process.stderr.write(
-    `${error instanceof ConfigError || error instanceof ManagedPolicyError ? error.message : ((error as Error).stack ?? String(error))}\n`,
+    `${error instanceof ConfigError || error instanceof ManagedPolicyError || error instanceof ChromiumSandboxError ? error.message : ((error as Error).stack ?? String(error))}\n`,
   );
   process.exit(1);
 });

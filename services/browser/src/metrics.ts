@@ -25,13 +25,13 @@ export function createBrowserMetrics(registry: Registry) {
     }),
     sessionsEnded: new Counter({
       name: 'browser_sessions_ended_total',
-      help: 'Sessions that ended, by how (closed, expired, crashed).',
+      help: 'Sessions that ended, by why (closed, expired, memory_limit, page_crashed, browser_exited, shutdown).',
       labelNames: ['reason'],
       registers,
     }),
     blockedRequests: new Counter({
       name: 'browser_blocked_requests_total',
-      help: 'Requests the address guard refused (navigations, redirects and sub-resources).',
+      help: 'Requests the address guard refused (navigations, redirects, sub-resources, service worker scripts).',
       registers,
     }),
     launchSeconds: new Histogram({

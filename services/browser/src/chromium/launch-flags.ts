@@ -6,12 +6,23 @@
  * flags cannot enforce (no file:/chrome: pages, no downloads, no UDP around the proxy) comes from
  * the managed policy (policy/switchboard.json, checked at start-up by managed-policy.ts).
  */
-export function chromiumFlags(options: { profileDir: string; proxyPort: number }): string[] {
+export function chromiumFlags(options: {
+  profileDir: string;
+  proxyPort: number;
+  sandbox: boolean;
+  /** V8's old-space limit for every JavaScript heap in a renderer; absent: Chromium's own. */
+  rendererHeapMb?: number;
+}): string[] {
   return [
     '--headless',
-    // Containers run without the user namespaces Chromium's sandbox needs; each session is its
-    // own browser process, and pods are the isolation boundary.
-    '--no-sandbox',
+    // A page (or worker) whose JavaScript heap passes it crashes its renderer, and with it its
+    // session (session-service.ts), before the worker's memory poll would have seen it.
+    ...(options.rendererHeapMb === undefined
+      ? []
+      : [`--js-flags=--max-old-space-size=${options.rendererHeapMb}`]),
+    // Only when the operator opted out (BROWSER_CHROMIUM_SANDBOX=false, warned at every start):
+    // otherwise renderers run under seccomp-bpf in namespaces of their own (sandbox-check.ts).
+    ...(options.sandbox ? [] : ['--no-sandbox']),
     '--disable-gpu',
     '--disable-dev-shm-usage',
     '--disable-quic',

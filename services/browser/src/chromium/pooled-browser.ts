@@ -1,20 +1,34 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
 import type { Logger } from '@switchboard/telemetry';
 import type { AllowedHosts } from '../guard/allowed-hosts.js';
 import { type BlockedInfo, type ForwardProxy, startForwardProxy } from '../guard/forward-proxy.js';
 import type { HostResolver } from '../guard/host-resolver.js';
 import { guardAllRequests } from '../guard/request-guard.js';
+import { BrowserTargets } from './browser-targets.js';
+import { chromiumEnv } from './chromium-env.js';
 import { launchChromium, type ChromiumProcess } from './chromium-process.js';
+import type { ChromiumIsolation } from './chromium-user.js';
 import { chromiumFlags } from './launch-flags.js';
+import { createProfileDir } from './profile-dir.js';
 
 export interface LaunchSpec {
   chromiumPath: string;
   profileRoot: string;
   allowed: AllowedHosts;
   resolver: HostResolver;
+  /** Whom Chromium runs as and whether with its sandbox, as checked at start-up (sandbox-check.ts). */
+  isolation: ChromiumIsolation;
+  /** What one session's browser may hold; absent: Chromium's own heap limit and no tab bound. */
+  limits?: BrowserLimits;
   logger: Logger;
+}
+
+export interface BrowserLimits {
+  /** BROWSER_RENDERER_HEAP_MB: every renderer's JavaScript heap. */
+  rendererHeapMb: number;
+  /** BROWSER_MAX_TABS: tabs open at once, in every context. */
+  maxTabs: number;
 }
 
 /** A request the guard refused: by the proxy, or by the second layer before it got there. */
@@ -41,6 +55,8 @@ export class PooledBrowser {
     readonly page: Page,
     /** A raw CDP session on the page, for the calls Playwright wraps in extra round trips. */
     readonly cdp: CDPSession,
+    /** Every tab of every context: the tab bound and crashed pages. */
+    readonly targets: BrowserTargets,
     private readonly profileDir: string,
   ) {}
 
@@ -57,7 +73,11 @@ export class PooledBrowser {
   }
 
   static async launch(spec: LaunchSpec): Promise<PooledBrowser> {
-    const profileDir = await mkdtemp(join(spec.profileRoot, `${PROFILE_PREFIX}${process.pid}-`));
+    const profileDir = await createProfileDir(
+      spec.profileRoot,
+      `${PROFILE_PREFIX}${process.pid}-`,
+      spec.isolation.user,
+    );
     let proxy: ForwardProxy | undefined;
     let process_: ChromiumProcess | undefined;
     try {
@@ -71,27 +91,32 @@ export class PooledBrowser {
       });
       process_ = await launchChromium(
         spec.chromiumPath,
-        chromiumFlags({ profileDir, proxyPort: proxy.port }),
+        chromiumFlags({
+          profileDir,
+          proxyPort: proxy.port,
+          sandbox: spec.isolation.sandbox,
+          rendererHeapMb: spec.limits?.rendererHeapMb,
+        }),
+        { env: chromiumEnv(profileDir), user: spec.isolation.user },
       );
       const browser = await chromium.connectOverCDP(process_.cdpUrl);
       const context = browser.contexts()[0] ?? (await browser.newContext());
       const browserCdp = await browser.newBrowserCDPSession();
-      // Second layer behind the proxy, for every page of every context: refuse forbidden schemes
-      // and literal addresses early.
+      // Second layer behind the proxy, for every page of every context: refuse forbidden schemes,
+      // literal addresses and ports early, and every service worker (service-workers.ts).
       await guardAllRequests(browserCdp, spec.allowed, (info) => owner.browser?.onBlocked?.(info));
       // Playwright's connection asks Chromium to save the default context's downloads in a
       // folder of its own; nothing a page downloads is kept on the worker (the managed policy
       // refuses downloads in the other contexts, whose behaviour nobody set).
       await browserCdp.send('Browser.setDownloadBehavior', { behavior: 'deny' });
-      // Keep pages from installing service workers (whose traffic bypasses interception).
-      await context.addInitScript(blockServiceWorkers);
+      const targets = await BrowserTargets.watch(browserCdp, spec.limits?.maxTabs ?? Infinity, spec.logger);
       // The tab Chromium opened at launch (about:blank). Not simply the first page: Chromium also
       // keeps WebUI pages of its own (chrome://omnibox-popup.top-chrome/…) in this context, which
       // the managed policy turns into error pages; driving one of those as the session's page
       // would navigate a hidden tab whose screenshots never come.
       const page = context.pages().find((p) => p.url() === 'about:blank') ?? (await context.newPage());
       const cdp = await context.newCDPSession(page);
-      owner.browser = new PooledBrowser(process_, proxy, browser, context, page, cdp, profileDir);
+      owner.browser = new PooledBrowser(process_, proxy, browser, context, page, cdp, targets, profileDir);
       return owner.browser;
     } catch (error) {
       await process_?.stop(0);
@@ -105,6 +130,7 @@ export class PooledBrowser {
   dispose(): Promise<void> {
     this.disposing ??= (async () => {
       this.onBlocked = undefined;
+      this.targets.onCrashed = undefined;
       await this.chromium.stop();
       // The CDP connection is already broken; this only releases Playwright's side of it.
       await this.browser.close().catch(() => undefined);
@@ -112,16 +138,6 @@ export class PooledBrowser {
       await removeProfile(this.profileDir);
     })();
     return this.disposing;
-  }
-}
-
-/** Runs in every page before its scripts: service worker registration never succeeds. */
-function blockServiceWorkers(): void {
-  const container = (globalThis as { navigator?: { serviceWorker?: { register: unknown } } }).navigator
-    ?.serviceWorker;
-  if (container) {
-    container.register = () =>
-      Promise.reject(new DOMException('Service workers are disabled', 'SecurityError'));
   }
 }
 

@@ -1,7 +1,9 @@
 import { WebSocket, type RawData } from 'ws';
 import type { Logger } from '@switchboard/telemetry';
+import type { TabReserver } from '../chromium/browser-targets.js';
 import type { AllowedHosts } from '../guard/allowed-hosts.js';
-import { judgeCommand, parseCommand } from './cdp-policy.js';
+import { judgeCommand, parseCommand, type CdpCommand } from './cdp-policy.js';
+import { PendingTabs } from './pending-tabs.js';
 
 /**
  * Largest message a client may send: scripts, DOM edits and intercepted response bodies fit in
@@ -21,6 +23,8 @@ const PARSE_ERROR = -32700;
 
 export interface BridgeOptions {
   allowed: AllowedHosts;
+  /** The session's tab bound: each Target.createTarget takes a place first. */
+  tabs: TabReserver;
   /** Called on every client message: DevTools traffic is session activity. */
   onActivity: () => void;
   log: Logger;
@@ -35,9 +39,11 @@ export interface BridgeOptions {
  */
 export function bridge(client: WebSocket, upstream: WebSocket, options: BridgeOptions): void {
   const { allowed, log } = options;
+  const pendingTabs = new PendingTabs(options.tabs);
   let answeredPing = true;
   const closeBoth = () => {
     clearInterval(heartbeat);
+    pendingTabs.releaseAll();
     client.terminate();
     upstream.terminate();
   };
@@ -52,6 +58,14 @@ export function bridge(client: WebSocket, upstream: WebSocket, options: BridgeOp
   const answer = (message: object) => {
     if (client.readyState === WebSocket.OPEN) client.send(JSON.stringify(message));
   };
+  const refuse = (command: CdpCommand, reason: string) => {
+    log.info({ method: command.method }, 'devtools command refused');
+    answer({
+      id: command.id,
+      ...(command.sessionId === undefined ? {} : { sessionId: command.sessionId }),
+      error: { code: REFUSED, message: `Refused by Switchboard: ${reason}` },
+    });
+  };
   client.on('message', (data: RawData) => {
     options.onActivity();
     const command = parseCommand(text(data));
@@ -61,20 +75,17 @@ export function bridge(client: WebSocket, upstream: WebSocket, options: BridgeOp
       return;
     }
     const verdict = judgeCommand(command, allowed);
-    if ('refuse' in verdict) {
-      log.info({ method: command.method }, 'devtools command refused');
-      answer({
-        id: command.id,
-        ...(command.sessionId === undefined ? {} : { sessionId: command.sessionId }),
-        error: { code: REFUSED, message: `Refused by Switchboard: ${verdict.refuse}` },
-      });
-      return;
-    }
+    if ('refuse' in verdict) return refuse(command, verdict.refuse);
     if (upstream.readyState !== WebSocket.OPEN) return;
+    if (command.method === 'Target.createTarget') {
+      const overBound = pendingTabs.reserve(command);
+      if (overBound !== null) return refuse(command, `${command.method}: ${overBound}`);
+    }
     upstream.send(JSON.stringify(verdict.forward));
     if (upstream.bufferedAmount > MAX_QUEUED_BYTES) closeBoth();
   });
   upstream.on('message', (data: RawData, isBinary: boolean) => {
+    pendingTabs.observe(data);
     if (client.readyState !== WebSocket.OPEN) return;
     client.send(data, { binary: isBinary });
     if (client.bufferedAmount > MAX_QUEUED_BYTES) {

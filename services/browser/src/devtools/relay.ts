@@ -7,7 +7,7 @@ import { httpStatusOf, SwitchboardError } from '@switchboard/errors';
 import { CLUSTER_SECRET_KEY, clusterSecretMatches } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { AllowedHosts } from '../guard/allowed-hosts.js';
-import type { BrowserSession } from '../sessions/session.js';
+import type { DevtoolsTarget } from '../sessions/session-service.js';
 import { bridge, MAX_BROWSER_MESSAGE_BYTES, MAX_CLIENT_MESSAGE_BYTES } from './cdp-bridge.js';
 
 /** Headers the gateway sets after it has authenticated the caller (like gRPC call metadata). */
@@ -18,7 +18,8 @@ const PATH = /^\/devtools\/([0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{
 const HEADERS_TIMEOUT_MS = 10_000;
 
 export interface DevtoolsTargets {
-  devtoolsTarget(sessionId: string, keyId: string): { session: BrowserSession; cdpUrl: string };
+  /** Takes one of the session's DevTools connections; `429 rate_limited` when none is left. */
+  devtoolsTarget(sessionId: string, keyId: string): DevtoolsTarget;
 }
 
 export interface DevtoolsRelay {
@@ -61,19 +62,25 @@ export async function startDevtoolsRelay(options: {
     // Node leaves an upgraded socket without an error listener: a client's TCP reset while the
     // upstream connects would otherwise be an uncaught exception that takes the worker down.
     socket.on('error', () => socket.destroy());
-    const log = logger.child({ request_id: req.headers[REQUEST_ID_HEADER] });
+    const requestId = req.headers[REQUEST_ID_HEADER];
+    const log = logger.child({ request_id: requestId });
     const sessionId = PATH.exec(req.url ?? '')?.[1];
     const keyId = req.headers[KEY_ID_HEADER];
-    let target: { session: BrowserSession; cdpUrl: string };
+    let target: DevtoolsTarget;
     try {
       if (!clusterSecretMatches(req.headers[CLUSTER_SECRET_KEY], options.clusterSecret))
         throw new SwitchboardError('unauthorized');
       if (!sessionId || typeof keyId !== 'string') throw new SwitchboardError('session_not_found');
       target = targets.devtoolsTarget(sessionId, keyId);
     } catch (error) {
-      refuse(socket, error);
+      if (error instanceof SwitchboardError && error.code === 'rate_limited') {
+        log.info({ session_id: sessionId }, 'devtools connection refused: the session has all it may have');
+      }
+      refuse(socket, error, requestId);
       return;
     }
+    // The connection's place is held until its socket closes, however it ends.
+    socket.once('close', target.release);
     const upstream = new WebSocket(target.cdpUrl, {
       perMessageDeflate: false,
       maxPayload: MAX_BROWSER_MESSAGE_BYTES,
@@ -83,7 +90,7 @@ export async function startDevtoolsRelay(options: {
     upstream.once('error', (error) => {
       if (socket.destroyed) return;
       log.warn({ err: error, session_id: sessionId }, 'browser devtools endpoint unreachable');
-      refuse(socket, new SwitchboardError('session_closed'));
+      refuse(socket, new SwitchboardError('session_closed'), requestId);
     });
     upstream.once('open', () => {
       upstream.removeAllListeners('error');
@@ -95,6 +102,7 @@ export async function startDevtoolsRelay(options: {
       wss.handleUpgrade(req, socket, head, (client) =>
         bridge(client, upstream, {
           allowed: options.allowed,
+          tabs: target.tabs,
           onActivity: () => target.session.touch(),
           log: log.child({ session_id: sessionId }),
           heartbeatMs: options.heartbeatMs,
@@ -116,9 +124,16 @@ export async function startDevtoolsRelay(options: {
   };
 }
 
-function refuse(socket: Duplex, error: unknown): void {
+/** The API's error body (API.md §1), request id included, as the gateway passes it on. */
+function refuse(socket: Duplex, error: unknown, requestId: string | string[] | undefined): void {
   const known = error instanceof SwitchboardError ? error : new SwitchboardError('internal');
-  const body = JSON.stringify({ error: { code: known.code, message: known.message } });
+  const body = JSON.stringify({
+    error: {
+      code: known.code,
+      message: known.message,
+      ...(typeof requestId === 'string' ? { request_id: requestId } : {}),
+    },
+  });
   socket.end(
     `HTTP/1.1 ${httpStatusOf(known.code)} ${known.code}\r\n` +
       'Content-Type: application/json\r\n' +

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AllowedHosts } from './allowed-hosts.js';
+import { AllowedPorts } from './allowed-ports.js';
 
-test('an entry without a port allows every port; with one, only that port', () => {
+test('an entry without a port exempts the host on every port; with one, only that port', () => {
   const allowed = AllowedHosts.parse(['Pages.Test', '127.0.0.1:8080', '127.0.0.1:8081', ' ', '']);
   assert.equal(allowed.size, 2);
   assert.ok(allowed.allows('pages.test', 80));
@@ -58,3 +59,13 @@ test('an empty list allows nothing', () => {
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+test('ports: 80 and 443, the operator ports, and the port of an entry naming the host', () => {
+  const allowed = AllowedHosts.parse(['pages.test', '127.0.0.1:8080'], AllowedPorts.parse(['25']));
+  assert.ok(allowed.allowsPort('anywhere.example', 443));
+  assert.ok(allowed.allowsPort('anywhere.example', 25));
+  assert.ok(!allowed.allowsPort('anywhere.example', 8080), 'an entry opens its port for its own host only');
+  assert.ok(allowed.allowsPort('127.0.0.1', 8080));
+  assert.ok(!allowed.allowsPort('pages.test', 8080), 'an entry without a port opens none');
+  assert.ok(!new AllowedHosts().allowsPort('pages.test', 25));
+});

@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import { createLogger } from '@switchboard/telemetry';
 import { startDnsServer, type DnsServer } from '@switchboard/devcluster';
 import { AllowedHosts } from './allowed-hosts.js';
+import { AllowedPorts } from './allowed-ports.js';
 import { startForwardProxy, type BlockedInfo, type ForwardProxy } from './forward-proxy.js';
 import { dnsServerResolver, type HostResolver } from './host-resolver.js';
 
@@ -72,11 +73,15 @@ interface Harness {
   activity: () => number;
 }
 
-async function withProxy(allowList: string[], run: (harness: Harness) => Promise<void>): Promise<void> {
+async function withProxy(
+  allowList: string[],
+  run: (harness: Harness) => Promise<void>,
+  allowedPorts: string[] = [],
+): Promise<void> {
   const blocked: BlockedInfo[] = [];
   let activity = 0;
   const proxy = await startForwardProxy({
-    allowed: AllowedHosts.parse(allowList),
+    allowed: AllowedHosts.parse(allowList, AllowedPorts.parse(allowedPorts)),
     resolver,
     logger,
     connectTimeoutMs: 2000,
@@ -347,6 +352,48 @@ test('CONNECT to a blocked target is 403 and closed, with nothing dialled', () =
     assert.match(head, /\r\nx-switchboard-guard: dns_failed\r\n/i);
     socket.destroy();
   }));
+
+test('CONNECT and requests to a port that is not allowed are 403, on an allowed host too; BROWSER_ALLOWED_PORTS opens it', async () => {
+  // The host's address is exempt (no port in the entry); its ports are the guard's: 80 and 443.
+  await withProxy(['public-looking.example'], async ({ proxy, blocked }) => {
+    reset();
+    const { socket, head, rest } = await rawExchange(
+      proxy.port,
+      `CONNECT public-looking.example:${echo.port} HTTP/1.1\r\nHost: public-looking.example:${echo.port}\r\n\r\n`,
+    );
+    assert.match(head, /^HTTP\/1\.1 403 /);
+    assert.match(head, /\r\nx-switchboard-guard: blocked\r\n/i);
+    socket.resume();
+    await ended(socket);
+    assert.equal(rest.toString(), 'port not allowed by the address guard');
+    const plain = await viaProxy(proxy.port, `http://public-looking.example:${target.port}/`);
+    assert.equal(plain.status, 403);
+    assert.equal(plain.body, 'port not allowed by the address guard');
+    assert.equal(echo.sockets.length + target.connections, 0, 'nothing dialled');
+    assert.deepEqual(
+      blocked.map((info) => info.reason),
+      ['port', 'port'],
+    );
+  });
+  await withProxy(
+    ['public-looking.example'],
+    async ({ proxy }) => {
+      reset();
+      const { socket, head } = await rawExchange(
+        proxy.port,
+        `CONNECT public-looking.example:${echo.port} HTTP/1.1\r\nHost: public-looking.example:${echo.port}\r\n\r\n`,
+      );
+      try {
+        assert.match(head, /^HTTP\/1\.1 200 /);
+        socket.write('helo');
+        assert.equal(await nextData(socket), 'helo');
+      } finally {
+        socket.destroy();
+      }
+    },
+    [String(echo.port)],
+  );
+});
 
 test('a plain ws:// Upgrade through the proxy is checked, then tunnelled', async () => {
   const upgrade = (port: number): string =>

@@ -80,7 +80,7 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<F
   const block = (host: string, port: number, reason: string): Decision => {
     logger.debug({ host, port, reason }, 'guard proxy: blocked');
     onBlocked?.({ host, port, reason });
-    return { ok: false, refusal: refusals.blocked };
+    return { ok: false, refusal: reason === 'port' ? refusals.portBlocked : refusals.blocked };
   };
 
   /** A TCP connection to the checked address, or the reason there is none. */

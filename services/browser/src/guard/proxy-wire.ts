@@ -19,6 +19,8 @@ export interface Refusal {
 
 export const refusals = {
   blocked: { status: 403, outcome: 'blocked', body: 'blocked by the address guard' },
+  // The same verdict for the session; the body tells an operator which rule it was.
+  portBlocked: { status: 403, outcome: 'blocked', body: 'port not allowed by the address guard' },
   dnsFailed: { status: 502, outcome: 'dns_failed', body: 'the host name does not resolve' },
   connectFailed: { status: 502, outcome: 'connect_failed', body: 'the host could not be reached' },
   notProxyRequest: {

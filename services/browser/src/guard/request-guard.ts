@@ -2,6 +2,7 @@ import type { CDPSession } from 'playwright-core';
 import type { AllowedHosts } from './allowed-hosts.js';
 import type { BlockedInfo } from './forward-proxy.js';
 import { guardHeader, refusals } from './proxy-wire.js';
+import { isServiceWorkerScript } from './service-workers.js';
 import { checkNavigationUrl, portOf } from './url-policy.js';
 
 /** Schemes the page may load without the network; everything else must pass the URL policy. */
@@ -21,13 +22,20 @@ export function requestAllowed(url: string, allowed: AllowedHosts): boolean {
 
 interface RequestPaused {
   requestId: string;
-  request: { url: string };
+  request: { url: string; headers: Record<string, string> };
+}
+
+/** Why the second layer refuses this request, or null to let it go on to the proxy. */
+function refusalReason(request: RequestPaused['request'], allowed: AllowedHosts): string | null {
+  if (isServiceWorkerScript(request.headers)) return 'service worker';
+  return requestAllowed(request.url, allowed) ? null : 'second layer';
 }
 
 /**
- * The second layer behind the proxy: a forbidden scheme or a blocked literal address is failed
- * before Chromium sends it anywhere. Names are left to the proxy, which resolves them once and
- * connects to exactly the address it checked.
+ * The second layer behind the proxy: a forbidden scheme, a blocked literal address or port, and
+ * every service worker script (service-workers.ts) are refused before Chromium sends them
+ * anywhere. Names are left to the proxy, which resolves them once and connects to exactly the
+ * address it checked.
  *
  * It intercepts on the browser target, not per page: Chromium then pauses every request of every
  * page, frame and worker in every browser context, however the page was opened. Per-page
@@ -42,10 +50,11 @@ export async function guardAllRequests(
 ): Promise<void> {
   browserCdp.on('Fetch.requestPaused', (event: RequestPaused) => {
     const { requestId, request } = event;
-    const ok = requestAllowed(request.url, allowed);
+    const reason = refusalReason(request, allowed);
+    const ok = reason === null;
     if (!ok) {
       const url = URL.parse(request.url);
-      onBlocked({ host: url?.hostname ?? '', port: url ? portOf(url) : 80, reason: 'second layer' });
+      onBlocked({ host: url?.hostname ?? '', port: url ? portOf(url) : 80, reason });
     }
     // A refusal is answered the way the proxy answers one (403 with the guard header), not by
     // failing the request: a failed main-frame request commits Chromium's error page, which

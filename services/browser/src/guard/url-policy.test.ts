@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import { SwitchboardError } from '@switchboard/errors';
 import { startDnsServer, type DnsServer } from '@switchboard/devcluster';
 import { AllowedHosts } from './allowed-hosts.js';
+import { AllowedPorts } from './allowed-ports.js';
 import { dnsServerResolver, HostUnresolvedError, type HostResolver } from './host-resolver.js';
 import { checkNavigationUrl, resolveAllowed, UrlNotAllowedError } from './url-policy.js';
 
@@ -79,7 +80,7 @@ test('a string that is not a URL is invalid_request', () => {
 test('public URLs pass and come back parsed', () => {
   const url = checkNavigationUrl('  https://Example.com/a?b=1  ', none);
   assert.equal(url.href, 'https://example.com/a?b=1');
-  assert.equal(checkNavigationUrl('http://93.184.215.14:8080/', none).port, '8080');
+  assert.equal(checkNavigationUrl('http://93.184.215.14:443/', none).port, '443');
   assert.equal(checkNavigationUrl('http://[2606:4700::1111]/', none).hostname, '[2606:4700::1111]');
 });
 
@@ -89,8 +90,40 @@ test('an allow-listed host:port passes, only on that port', () => {
   assert.ok(checkNavigationUrl('http://2130706433:4567/', allowed));
   assert.throws(() => checkNavigationUrl('http://127.0.0.1:4568/', allowed), refusedAs('url_not_allowed'));
   assert.throws(() => checkNavigationUrl('http://127.0.0.1/', allowed), refusedAs('url_not_allowed'));
-  assert.ok(checkNavigationUrl('http://localhost:9/', allowed));
+  assert.ok(checkNavigationUrl('http://localhost/', allowed));
   assert.throws(() => checkNavigationUrl('http://a.localhost/', allowed), refusedAs('url_not_allowed'));
+});
+
+test('only ports 80 and 443 by default: an allowed host on port 25 is refused, the address judged first', () => {
+  for (const url of ['http://example.com:25/', 'https://example.com:8443/', 'http://93.184.215.14:22/']) {
+    assert.throws(() => checkNavigationUrl(url, none), refusedAs('url_not_allowed', 'port'), url);
+  }
+  assert.throws(
+    () => checkNavigationUrl('http://127.0.0.1:25/', none),
+    refusedAs('url_not_allowed', 'loopback'),
+  );
+  // An entry without a port exempts the host's address, not every port of it.
+  const hostOnly = AllowedHosts.parse(['pages.test']);
+  assert.ok(checkNavigationUrl('https://pages.test/', hostOnly));
+  assert.throws(
+    () => checkNavigationUrl('http://pages.test:25/', hostOnly),
+    refusedAs('url_not_allowed', 'port'),
+  );
+});
+
+test('BROWSER_ALLOWED_PORTS opens more ports on every allowed host, never a blocked address', () => {
+  const allowed = AllowedHosts.parse(['pages.test'], AllowedPorts.parse(['25', ' 8080 ', '']));
+  assert.equal(checkNavigationUrl('http://example.com:25/', allowed).port, '25');
+  assert.equal(checkNavigationUrl('http://pages.test:8080/', allowed).port, '8080');
+  assert.ok(checkNavigationUrl('http://example.com/', allowed), 'the web ports stay');
+  assert.throws(
+    () => checkNavigationUrl('http://example.com:26/', allowed),
+    refusedAs('url_not_allowed', 'port'),
+  );
+  assert.throws(
+    () => checkNavigationUrl('http://10.0.0.1:25/', allowed),
+    refusedAs('url_not_allowed', 'private'),
+  );
 });
 
 let dnsServer: DnsServer;
@@ -172,6 +205,21 @@ test('resolveAllowed: an allow-listed host:port is resolved but not checked', as
   );
   assert.deepEqual(await resolveAllowed('127.0.0.1', 9, { allowed, resolver }), {
     address: '127.0.0.1',
+    family: 4,
+  });
+});
+
+test('resolveAllowed: a public name or address on a port that is not allowed is refused', async () => {
+  for (const host of ['public.example', '93.184.215.14']) {
+    await assert.rejects(
+      resolveAllowed(host, 25, { allowed: none, resolver }),
+      refusedAs('url_not_allowed', 'port'),
+      host,
+    );
+  }
+  const withSmtp = AllowedHosts.parse([], AllowedPorts.parse(['25']));
+  assert.deepEqual(await resolveAllowed('public.example', 25, { allowed: withSmtp, resolver }), {
+    address: '93.184.215.14',
     family: 4,
   });
 });

@@ -17,8 +17,8 @@ export class UrlNotAllowedError extends SwitchboardError {
 const webSchemes = new Set(['http:', 'https:']);
 
 /**
- * The check before a navigation: a web URL, no credentials, and no blocked address literal.
- * Host names are only judged here when they are loopback by definition (`localhost`); what a
+ * The check before a navigation: a web URL, no credentials, no blocked address literal and an
+ * allowed port (80, 443 or the operator's, allowed-ports.ts). Host names are only judged here when they are loopback by definition (`localhost`); what a
  * name resolves to is judged by the forward proxy at connect time, on every request.
  */
 export function checkNavigationUrl(raw: string, allowed: AllowedHosts): URL {
@@ -37,9 +37,12 @@ export function checkNavigationUrl(raw: string, allowed: AllowedHosts): URL {
   }
   const host = normalizeHost(url.hostname);
   if (host === null) throw new UrlNotAllowedError('invalid', 'The URL has no usable host.');
-  if (allowed.allows(host, portOf(url))) return url;
-  const range = ipFamily(host) !== 0 ? blockedRange(host) : isLocalhostName(host) ? 'loopback' : null;
-  if (range !== null) throw blocked(range);
+  const port = portOf(url);
+  if (!allowed.allows(host, port)) {
+    const range = ipFamily(host) !== 0 ? blockedRange(host) : isLocalhostName(host) ? 'loopback' : null;
+    if (range !== null) throw blocked(range);
+  }
+  if (!allowed.allowsPort(host, port)) throw portNotAllowed(port, allowed);
   return url;
 }
 
@@ -57,9 +60,10 @@ export interface ResolveDeps {
  * Resolves `hostname` once and checks every address it stands for: one blocked answer refuses the
  * whole name, since the caller cannot tell which answer a later connection would use. The address
  * returned is the one to connect to — never the name again, so DNS cannot change between check
- * and connect. An exempt host:port is resolved but not checked.
+ * and connect. An exempt host:port is resolved but not checked. Whatever the address, the port
+ * must be one the guard allows.
  *
- * @throws UrlNotAllowedError for a blocked address; HostUnresolvedError when the name does not resolve.
+ * @throws UrlNotAllowedError for a blocked address or port; HostUnresolvedError when the name does not resolve.
  */
 export async function resolveAllowed(
   hostname: string,
@@ -73,6 +77,7 @@ export async function resolveAllowed(
   if (family !== 0) {
     const range = exempt ? null : blockedRange(host);
     if (range !== null) throw blocked(range);
+    if (!allowed.allowsPort(host, port)) throw portNotAllowed(port, allowed);
     return { address: host, family };
   }
   if (!exempt && isLocalhostName(host)) throw blocked('loopback');
@@ -91,7 +96,16 @@ export async function resolveAllowed(
       if (range !== null) throw blocked(range);
     }
   }
+  if (!allowed.allowsPort(host, port)) throw portNotAllowed(port, allowed);
   return first;
+}
+
+/** The address is judged first, so a blocked address is reported as such on any port. */
+function portNotAllowed(port: number, allowed: AllowedHosts): UrlNotAllowedError {
+  return new UrlNotAllowedError(
+    'port',
+    `Port ${port} may not be opened; sessions reach ports ${allowed.ports.list().join(', ')} only.`,
+  );
 }
 
 function blocked(range: string): UrlNotAllowedError {

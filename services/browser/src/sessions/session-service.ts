@@ -17,10 +17,12 @@ import type { EventPublisher } from '@switchboard/events';
 import { OWNER_KEY_ID_METADATA, screenshotKey, type ObjectStore } from '@switchboard/objectstore';
 import type { Logger } from '@switchboard/telemetry';
 import type { BrowserPool } from '../chromium/browser-pool.js';
+import type { TabReserver } from '../chromium/browser-targets.js';
 import type { PooledBrowser } from '../chromium/pooled-browser.js';
 import type { BrowserMetrics } from '../metrics.js';
+import { MemoryWatch } from './memory-watch.js';
 import { fill, navigate, screenshot, submit } from './page-actions.js';
-import { BrowserSession } from './session.js';
+import { BrowserSession, type EndReason } from './session.js';
 import { parseViewport } from './viewport.js';
 
 export interface SessionServiceOptions {
@@ -29,6 +31,8 @@ export interface SessionServiceOptions {
   maxSessions: number;
   idleTimeoutMs: number;
   navigationTimeoutMs: number;
+  /** What one session may hold (BROWSER_SESSION_MEMORY_MB, BROWSER_MAX_DEVTOOLS_CONNECTIONS). */
+  bounds: { memoryLimitBytes: number; maxDevtoolsConnections: number };
   /** Throws url_not_allowed (or navigation_failed for a name that does not resolve). */
   checkUrl: (url: string) => Promise<void>;
   objects: ObjectStore;
@@ -44,13 +48,31 @@ export interface SessionServiceOptions {
 const ENDED_RETENTION_MS = 60 * 60 * 1000;
 const NO_CAPACITY_RETRY_AFTER_S = 5;
 
+/** A DevTools connection's way into its session's browser, and what bounds it (relay.ts). */
+export interface DevtoolsTarget {
+  session: BrowserSession;
+  cdpUrl: string;
+  /** The session's tab bound, for Target.createTarget. */
+  tabs: TabReserver;
+  /** Gives back this connection's place among the session's DevTools connections; idempotent. */
+  release: () => void;
+}
+
 /** Every session this worker owns, their lifecycle and the calls of API.md §6. */
 export class SessionService {
   private readonly sessions = new Map<string, BrowserSession>();
   private creating = 0;
   private sweeper: NodeJS.Timeout | undefined;
+  private readonly memory: MemoryWatch;
 
-  constructor(private readonly o: SessionServiceOptions) {}
+  constructor(private readonly o: SessionServiceOptions) {
+    this.memory = new MemoryWatch({
+      limitBytes: o.bounds.memoryLimitBytes,
+      browsers: () => this.watchedBrowsers(),
+      onOverLimit: (sessionId, usedBytes) => this.onMemoryLimit(sessionId, usedBytes),
+      logger: o.logger,
+    });
+  }
 
   /** Sessions holding a browser, plus creates under way (each will hold one). */
   get activeCount(): number {
@@ -88,6 +110,7 @@ export class SessionService {
         created.noteBlocked();
         this.o.metrics.blockedRequests.inc();
       };
+      owned.targets.onCrashed = () => this.onPageCrashed(created, owned);
       void owned.exited.then(() => this.onBrowserExit(created, owned));
       this.sessions.set(session.id, session);
       this.creating--;
@@ -105,7 +128,7 @@ export class SessionService {
       stop('error');
       // A session nobody can reach (its record was not written) must not hold a browser.
       if (session) {
-        session.end('closed');
+        session.end('closed', 'closed');
         this.sessions.delete(session.id);
       }
       if (browser) void browser.dispose();
@@ -215,18 +238,27 @@ export class SessionService {
     return [...this.sessions.values()].map((s) => s.view());
   }
 
-  /** For the DevTools relay: the session's browser endpoint, after the same ownership check. */
-  devtoolsTarget(sessionId: string, keyId: string): { session: BrowserSession; cdpUrl: string } {
+  /**
+   * For the DevTools relay: the session's browser endpoint, after the same ownership check, and
+   * one of the session's DevTools connections (`429 rate_limited` when all are taken).
+   */
+  devtoolsTarget(sessionId: string, keyId: string): DevtoolsTarget {
     const session = this.owned(sessionId, keyId);
     session.assertActive();
+    const browser = session.browser!;
+    const release = session.takeDevtoolsConnection(this.o.bounds.maxDevtoolsConnections);
     session.touch();
-    return { session, cdpUrl: session.browser!.cdpUrl };
+    return { session, cdpUrl: browser.cdpUrl, tabs: browser.targets, release };
   }
 
-  /** Checks idle sessions and retention once a second; the 5-second kill promise needs no finer. */
+  /**
+   * Checks idle sessions and retention once a second (the 5-second kill promise needs no finer),
+   * and starts measuring every session's memory.
+   */
   startSweeper(intervalMs = 1_000): void {
     this.sweeper = setInterval(() => this.sweep(), intervalMs);
     this.sweeper.unref();
+    this.memory.start();
   }
 
   /** Refreshes the registry records of active sessions so they outlive the bucket's max age. */
@@ -238,6 +270,7 @@ export class SessionService {
 
   async shutdown(): Promise<void> {
     clearInterval(this.sweeper);
+    this.memory.stop();
     const active = [...this.sessions.values()].filter((s) => s.status === 'active');
     await Promise.all(active.map((s) => this.end(s, 'expired', 'shutdown').disposed));
   }
@@ -258,21 +291,60 @@ export class SessionService {
   private onBrowserExit(session: BrowserSession, browser: PooledBrowser): void {
     if (session.browser !== browser || session.status !== 'active') return;
     this.o.logger.info({ session_id: session.id }, 'browser exited; closing its session');
-    void this.end(session, 'closed', 'crashed').disposed;
+    void this.end(session, 'closed', 'browser_exited').disposed;
+  }
+
+  /**
+   * A crashed page ends its session. Chromium does not say why a renderer crashed, and the usual
+   * cause is the renderer heap limit (BROWSER_RENDERER_HEAP_MB): the session's memory bound.
+   */
+  private onPageCrashed(session: BrowserSession, browser: PooledBrowser): void {
+    if (session.browser !== browser || session.status !== 'active') return;
+    this.o.logger.info({ session_id: session.id }, 'a page of the session crashed; closing the session');
+    void this.end(session, 'closed', 'page_crashed').disposed;
+  }
+
+  private watchedBrowsers(): { sessionId: string; pid: number }[] {
+    const watched: { sessionId: string; pid: number }[] = [];
+    for (const session of this.sessions.values()) {
+      if (session.status === 'active' && session.browser?.isAlive) {
+        watched.push({ sessionId: session.id, pid: session.browser.chromium.pid });
+      }
+    }
+    return watched;
+  }
+
+  /** One page ends its own session, killed at once: its memory is what the pod runs short of. */
+  private onMemoryLimit(sessionId: string, usedBytes: number): void {
+    const session = this.sessions.get(sessionId);
+    const browser = session?.browser;
+    if (!session || !browser || session.status !== 'active') return;
+    this.o.logger.info(
+      {
+        session_id: session.id,
+        used_mb: Math.round(usedBytes / 2 ** 20),
+        limit_mb: Math.round(this.o.bounds.memoryLimitBytes / 2 ** 20),
+      },
+      'session passed its memory limit; closing it',
+    );
+    void this.end(session, 'closed', 'memory_limit').disposed;
+    // No grace for a clean exit, as dispose() would give: the page may be allocating meanwhile.
+    void browser.chromium.stop(0);
   }
 
   /** Ends the session now; `recorded` settles once the registry has it, `disposed` once Chromium is gone. */
   private end(
     session: BrowserSession,
     status: 'closed' | 'expired',
-    reason: string,
+    reason: EndReason,
   ): { recorded: Promise<void>; disposed: Promise<void> } {
-    const browser = session.end(status);
+    const browser = session.end(status, reason);
     this.o.metrics.sessionsEnded.inc({ reason });
     this.o.events.publish(`browser.session.${status}`, {
       session_id: session.id,
       key_id: session.ownerKeyId,
       worker_id: this.o.workerId,
+      reason,
     });
     const recorded = this.o.registry
       .putSession(session.view())

@@ -6,6 +6,15 @@ import type { GuardWatch } from './page-actions.js';
 
 export type SessionStatus = 'active' | 'closed' | 'expired';
 
+/** Why a session ended, as `details` reports it (`end_reason`) and its ended event carries it. */
+export type EndReason =
+  | 'closed' // its owner's (or an admin's) close
+  | 'expired' // idle for BROWSER_IDLE_TIMEOUT_MS
+  | 'memory_limit' // its browser passed BROWSER_SESSION_MEMORY_MB
+  | 'page_crashed' // a page's renderer crashed (one over BROWSER_RENDERER_HEAP_MB does)
+  | 'browser_exited' // the browser process ended by itself (a DevTools client's Browser.close)
+  | 'shutdown'; // its worker stopped
+
 /**
  * One browser session: its Chromium while active, and what `details` reports for the hour after.
  * Actions on one session run one at a time (a navigate and a capture racing on one page would
@@ -17,10 +26,12 @@ export class BrowserSession implements GuardWatch {
   readonly screenshots: string[] = [];
   lastActivity = Date.now();
   endedAt: number | undefined;
+  endReason: EndReason | undefined;
   private running = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private lastCaptureMs = 0;
   private blockedCount = 0;
+  private devtoolsConnections = 0;
 
   constructor(
     readonly id: string,
@@ -56,8 +67,28 @@ export class BrowserSession implements GuardWatch {
   }
 
   assertActive(): void {
-    if (this.status === 'closed') throw new SwitchboardError('session_closed');
+    if (this.status === 'closed') throw sessionClosed(this.endReason);
     if (this.status === 'expired') throw new SwitchboardError('session_expired');
+  }
+
+  /**
+   * Takes one of the session's `max` DevTools connections until the returned function gives it
+   * back (once). Counted here, in the worker that owns the browser, so the bound holds however
+   * many gateway replicas the sockets came through.
+   */
+  takeDevtoolsConnection(max: number): () => void {
+    if (this.devtoolsConnections >= max) {
+      throw new SwitchboardError('rate_limited', {
+        message: `This session already has ${max} DevTools connections open, the most it may have; close one before opening another.`,
+      });
+    }
+    this.devtoolsConnections++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.devtoolsConnections--;
+    };
   }
 
   /** Capture names use unix ms; two captures in one millisecond still get distinct names. */
@@ -79,9 +110,10 @@ export class BrowserSession implements GuardWatch {
   }
 
   /** Marks the session ended; the caller disposes of the browser it returns. */
-  end(status: 'closed' | 'expired'): PooledBrowser | undefined {
+  end(status: 'closed' | 'expired', reason: EndReason): PooledBrowser | undefined {
     const browser = this.browser;
     this.status = status;
+    this.endReason = reason;
     this.endedAt = Date.now();
     this.browser = undefined;
     return browser;
@@ -96,6 +128,7 @@ export class BrowserSession implements GuardWatch {
       history: [...this.history],
       screenshots: [...this.screenshots],
       owner_key_id: this.ownerKeyId,
+      end_reason: this.endReason ?? '',
     };
   }
 
@@ -109,4 +142,12 @@ export class BrowserSession implements GuardWatch {
       }
     });
   }
+}
+
+/** `410 session_closed`, saying why as `details` does (the gateway words it the same way). */
+function sessionClosed(reason: string | undefined): SwitchboardError {
+  return new SwitchboardError(
+    'session_closed',
+    reason ? { message: `The browser session is closed (end_reason: ${reason}).` } : {},
+  );
 }

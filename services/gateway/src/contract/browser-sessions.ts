@@ -56,6 +56,15 @@ export const BrowserSessionStatus = z.enum(['active', 'closed', 'expired']).meta
     '`active` → `closed` (by close) or `expired` (idle for `BROWSER_IDLE_TIMEOUT_MS`, default 10 minutes).',
 });
 
+const SessionEndReason = z
+  .enum(['closed', 'expired', 'memory_limit', 'page_crashed', 'browser_exited', 'shutdown', 'worker_gone'])
+  .nullable()
+  .meta({
+    id: 'SessionEndReason',
+    description:
+      "Why the session ended; null while it is active. `closed`: by close (its owner's or an admin's); `expired`: idle; `memory_limit`: its browser passed the worker's per-session memory limit (`BROWSER_SESSION_MEMORY_MB`); `page_crashed`: one of its pages crashed, as a page whose JavaScript heap passes `BROWSER_RENDERER_HEAP_MB` does; `browser_exited`: its browser ended by itself (e.g. a DevTools client's `Browser.close`); `shutdown`: its worker stopped; `worker_gone`: its worker stopped answering.",
+  });
+
 const SessionCreated = z
   .object({
     session_id: sessionId,
@@ -108,6 +117,7 @@ const SessionDetails = z
         'Every URL the main frame committed to, in order (redirect targets, links followed by submit); starts empty.',
     }),
     screenshots: z.array(z.string()).meta({ description: 'File names, `capture-<unix ms>.png`.' }),
+    end_reason: SessionEndReason,
   })
   .meta({ id: 'SessionDetails' });
 
@@ -238,7 +248,7 @@ declareRoute({
   auth: 'apiKey',
   summary: 'Chrome DevTools Protocol (WebSocket)',
   description:
-    "A WebSocket upgrade to the session browser's DevTools endpoint, proxied. Send the API key in the `Authorization` header: Playwright `chromium.connectOverCDP(devtools_url, {headers})`, Puppeteer `puppeteer.connect({browserWSEndpoint: devtools_url, headers})`. DevTools traffic counts as session activity.",
+    "A WebSocket upgrade to the session browser's DevTools endpoint, proxied. Send the API key in the `Authorization` header: Playwright `chromium.connectOverCDP(devtools_url, {headers})`, Puppeteer `puppeteer.connect({browserWSEndpoint: devtools_url, headers})`. DevTools traffic counts as session activity. A session has at most `BROWSER_MAX_DEVTOOLS_CONNECTIONS` (default 8) DevTools connections open at once, however many gateways they come through: one more is `429 rate_limited`, and the open ones keep working. `Target.createTarget` past the session's tab bound (`BROWSER_MAX_TABS`, default 10) gets a CDP error.",
   params: SessionPath,
   headers: z.object({
     Connection: z.literal('Upgrade'),

@@ -23,6 +23,8 @@ function detailsView(session: Session) {
     current_url: session.current_url || null,
     history: session.history,
     screenshots: session.screenshots,
+    // Empty while the session is active.
+    end_reason: session.end_reason || null,
   };
 }
 

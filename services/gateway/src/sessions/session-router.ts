@@ -40,9 +40,19 @@ export interface DevtoolsLocator {
   devtoolsAddress(sessionId: string, keyId: string): Promise<string>;
 }
 
-/** What an action on an ended session answers (API.md §6: 410). */
-const endedSessionError = (status: string) =>
-  new SwitchboardError(status === 'closed' ? 'session_closed' : 'session_expired');
+/** A session whose worker is gone has ended as `expired`, as far as its last record tells. */
+const endedWithWorker = (last: Session): Session =>
+  last.status === 'active' ? { ...last, status: 'expired', end_reason: 'worker_gone' } : last;
+
+/** What an action on an ended session answers (API.md §6: 410), saying why as `details` does. */
+const endedSessionError = (route: SessionRoute) => {
+  if (route.status !== 'closed') return new SwitchboardError('session_expired');
+  const reason = route.record.session.end_reason;
+  return new SwitchboardError(
+    'session_closed',
+    reason ? { message: `The browser session is closed (end_reason: ${reason}).` } : {},
+  );
+};
 
 /**
  * The browser session router: the gateway's one door to the browser workers. Sessions are
@@ -140,8 +150,7 @@ export class SessionRouter implements DevtoolsLocator {
   /** Details of a session whose worker is gone come from its last record, as `expired`. */
   async details(sessionId: string, ctx: CallContext): Promise<Session> {
     const route = await this.route(sessionId, ctx);
-    if (route.status !== route.record.session.status)
-      return { ...route.record.session, status: route.status };
+    if (route.status !== route.record.session.status) return endedWithWorker(route.record.session);
     try {
       return await this.call(
         route,
@@ -151,15 +160,14 @@ export class SessionRouter implements DevtoolsLocator {
       );
     } catch (error) {
       if (!isWorkerGone(error)) throw error;
-      const last = route.record.session;
-      return { ...last, status: last.status === 'active' ? 'expired' : last.status };
+      return endedWithWorker(route.record.session);
     }
   }
 
   /** Closing is idempotent: an ended session (or one whose worker is gone) answers its state. */
   async close(sessionId: string, ctx: CallContext): Promise<Session> {
     const route = await this.route(sessionId, ctx);
-    if (route.status !== 'active') return { ...route.record.session, status: route.status };
+    if (route.status !== 'active') return endedWithWorker(route.record.session);
     try {
       const closed = await this.call(
         route,
@@ -172,7 +180,7 @@ export class SessionRouter implements DevtoolsLocator {
       return closed;
     } catch (error) {
       if (!isWorkerGone(error)) throw error;
-      return { ...route.record.session, status: 'expired' };
+      return endedWithWorker(route.record.session);
     }
   }
 
@@ -196,7 +204,7 @@ export class SessionRouter implements DevtoolsLocator {
 
   async devtoolsAddress(sessionId: string, keyId: string): Promise<string> {
     const route = await this.route(sessionId, { keyId });
-    if (route.status !== 'active') throw endedSessionError(route.status);
+    if (route.status !== 'active') throw endedSessionError(route);
     return route.record.devtools_address;
   }
 
@@ -219,7 +227,7 @@ export class SessionRouter implements DevtoolsLocator {
     request: Req,
   ): Promise<Res> {
     const route = await this.route(sessionId, ctx);
-    if (route.status !== 'active') throw endedSessionError(route.status);
+    if (route.status !== 'active') throw endedSessionError(route);
     try {
       return await this.call(route, method, request, callMetadata(ctx));
     } catch (error) {

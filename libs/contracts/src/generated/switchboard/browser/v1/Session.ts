@@ -23,6 +23,12 @@ export interface Session {
    * The key id that created it; for the admin dashboard, never in public responses.
    */
   'owner_key_id'?: (string);
+  /**
+   * Why an ended session ended (empty while active): "closed" (its owner's or an admin's close),
+   * "expired" (idle), "memory_limit", "page_crashed", "browser_exited", "shutdown" (its worker
+   * stopped), "worker_gone" (set by the gateway when the worker stopped heart-beating).
+   */
+  'end_reason'?: (string);
 }
 
 export interface Session__Output {
@@ -45,4 +51,10 @@ export interface Session__Output {
    * The key id that created it; for the admin dashboard, never in public responses.
    */
   'owner_key_id': (string);
+  /**
+   * Why an ended session ended (empty while active): "closed" (its owner's or an admin's close),
+   * "expired" (idle), "memory_limit", "page_crashed", "browser_exited", "shutdown" (its worker
+   * stopped), "worker_gone" (set by the gateway when the worker stopped heart-beating).
+   */
+  'end_reason': (string);
 }
