@@ -1,8 +1,16 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
+import {
+  defaultResources,
+  natsPermissions,
+  natsRoles,
+  redisAclRules,
+  redisRoles,
+} from '@switchboard/broker-auth';
 import { backendNames, jobNames } from '@switchboard/jobs';
 import { aptPackages, dockerEnv, dockerExposed } from '../support/bundle.js';
 import {
@@ -29,6 +37,7 @@ import {
   modelWorkers,
   ofKind,
   policiesFor,
+  secretFiles,
   selects,
   serviceConfig,
   serviceMetricsText,
@@ -39,10 +48,10 @@ import {
 } from '../support/helm-checks.js';
 import {
   chartDir,
-  helmLint,
-  helmNotes,
-  helmTemplate,
-  helmTemplateFailure,
+  helmLint as lintChart,
+  helmNotes as chartNotes,
+  helmTemplate as renderChart,
+  helmTemplateFailure as chartFailure,
   repoRoot,
   type K8sObject,
   type RenderOptions,
@@ -54,15 +63,46 @@ import {
  * (and KEDA) schemas, and the properties the chart promises checked on what it renders.
  */
 
+/**
+ * The NATS and Redis credentials every install must name (the chart refuses to render a NATS or
+ * Redis client without them): every render below gets them first, under its own values, unless it
+ * passes `defaults: []` ('chart: broker credentials' does).
+ */
+const brokerCredentials = {
+  nats: { auth: { existingSecret: 'sb-nats-users' } },
+  redis: { auth: { existingSecret: 'sb-redis-users' } },
+};
+const withCredentials = (options: RenderOptions = {}): RenderOptions => ({
+  defaults: [brokerCredentials],
+  ...options,
+});
+const helmTemplate = (options?: RenderOptions) => renderChart(withCredentials(options));
+const helmTemplateFailure = (options: RenderOptions) => chartFailure(withCredentials(options));
+const helmLint = (options?: RenderOptions) => lintChart(withCredentials(options));
+const helmNotes = (options?: RenderOptions) => chartNotes(withCredentials(options));
+
 const clusterCIDRs = ['10.96.0.0/12', '10.244.0.0/16', '198.18.0.0/15', 'fd00:10:96::/112'];
 const allWorkers = Object.fromEntries(workerNames.map((w) => [w, { enabled: true }]));
 const gpuOn = Object.fromEntries(modelWorkers.map((w) => [w, { gpu: { enabled: true, count: 1 } }]));
 const externalInfra = {
-  nats: { url: 'tls://nats.messaging.example.net:4222', existingSecret: 'sb-nats', existingSecretKey: 'url' },
-  redis: { url: 'rediss://redis.cache.example.net:6380', existingSecret: 'sb-redis' },
+  nats: {
+    url: 'tls://nats.messaging.example.net:4222',
+    existingSecret: 'sb-nats',
+    existingSecretKey: 'url',
+    auth: {
+      existingSecret: 'sb-nats-passwords',
+      users: { gateway: 'sb-gateway', browser: 'sb-browser', animation: 'sb-animation' },
+    },
+  },
+  redis: {
+    url: 'rediss://redis.cache.example.net:6380',
+    existingSecret: 'sb-redis',
+    auth: { existingSecret: 'sb-redis-passwords', users: { gateway: 'sb-gateway' } },
+  },
   s3: { endpoint: 'https://s3.eu-west-1.amazonaws.com', bucket: 'sb-media', existingSecret: 'sb-s3' },
   adminToken: { existingSecret: 'sb-admin', existingSecretKey: 'admin-token', create: false },
   clusterAuth: { existingSecret: 'sb-cluster', existingSecretKey: 'cluster-secret', create: false },
+  keyPepper: { existingSecret: 'sb-key-pepper', existingSecretKey: 'pepper', create: false },
 };
 const edge = {
   gateway: {
@@ -246,6 +286,13 @@ function render(name: string): K8sObject[] {
 }
 
 const mainContainer = (d: DeploymentObject): Container => d.spec.template.spec.containers[0]!;
+/** The Secret items a Deployment's main container reads as files, by the variable they hold. */
+const secretsOf = (d: DeploymentObject) => secretFiles(d.spec.template.spec, mainContainer(d));
+/** The Secret and key a variable of a Deployment's main container comes from, if it does. */
+const secretRef = (d: DeploymentObject, variable: string) => {
+  const file = secretsOf(d)[variable];
+  return file && { name: file.secret, key: file.key };
+};
 
 /** What the kubelet would put in a pod's status for the downward API (fieldRef stand-ins). */
 const standInPodIP = '10.244.3.17';
@@ -255,41 +302,56 @@ const standInFields: Record<string, string> = {
   'metadata.namespace': 'switchboard',
 };
 
+/** What the Secrets the chart mounts would hold: a stand-in per variable. */
+const standInSecrets: Record<string, string> = {
+  ADMIN_TOKEN: 'a-stand-in-admin-token-0123456789',
+  CLUSTER_SECRET: 'a-stand-in-cluster-secret-0123456789',
+  KEY_PEPPER: 'a-stand-in-key-pepper-0123456789abcdef',
+  NATS_URL: 'nats://from-a-secret:4222',
+  NATS_PASSWORD: 'stand-in-nats-password',
+  REDIS_URL: 'redis://from-a-secret:6379',
+  REDIS_PASSWORD: 'stand-in-redis-password',
+  S3_ACCESS_KEY: 'stand-in-access-key',
+  S3_SECRET_KEY: 'stand-in-secret-key',
+  AVATAR_API_KEY: 'stand-in-avatar-api-key',
+};
+
 /**
- * A container's environment as the process would see it: Secret references get stand-in values,
- * downward-API fields the values the kubelet would fill in.
+ * A container's environment as the process would see it: each `<NAME>_FILE` (a Secret item mounted
+ * as a file, which libs/config reads as NAME) becomes NAME with a stand-in value, downward-API fields
+ * the values the kubelet would fill in.
  */
 function containerEnvironment(container: Container): Record<string, string> {
-  const stand = {
-    ADMIN_TOKEN: 'a-stand-in-admin-token-0123456789',
-    CLUSTER_SECRET: 'a-stand-in-cluster-secret-0123456789',
-    NATS_URL: 'nats://from-a-secret:4222',
-    REDIS_URL: 'redis://from-a-secret:6379',
-    S3_ACCESS_KEY: 'stand-in-access-key',
-    S3_SECRET_KEY: 'stand-in-secret-key',
-    AVATAR_API_KEY: 'stand-in-avatar-api-key',
-  } as Record<string, string>;
   const env: Record<string, string> = {};
   for (const entry of container.env ?? []) {
-    if (entry.value !== undefined) env[entry.name] = entry.value;
-    else if (entry.valueFrom?.fieldRef) {
-      const value = standInFields[entry.valueFrom.fieldRef.fieldPath];
-      assert.ok(value, `${entry.name}: the test has no stand-in for ${entry.valueFrom.fieldRef.fieldPath}`);
-      env[entry.name] = value;
-    } else {
-      assert.ok(entry.valueFrom?.secretKeyRef, `${entry.name}: a value, a Secret or a field reference`);
-      assert.ok(stand[entry.name], `${entry.name} comes from a Secret; the test has no stand-in for it`);
-      env[entry.name] = stand[entry.name]!;
+    assert.equal(entry.valueFrom?.secretKeyRef, undefined, `${entry.name}: Secrets come as files`);
+    const fromFile = entry.name.endsWith('_FILE') ? entry.name.slice(0, -'_FILE'.length) : undefined;
+    if (fromFile !== undefined) {
+      assert.ok(standInSecrets[fromFile], `${entry.name}: the test has no stand-in for ${fromFile}`);
+      env[fromFile] = standInSecrets[fromFile];
+    } else if (entry.value !== undefined) env[entry.name] = entry.value;
+    else {
+      const fieldPath = entry.valueFrom?.fieldRef?.fieldPath ?? '';
+      assert.ok(standInFields[fieldPath], `${entry.name}: the test has no stand-in for ${fieldPath}`);
+      env[entry.name] = standInFields[fieldPath];
     }
   }
   return env;
 }
 
-/** Variables the chart must set on a worker, beyond what its config defaults. */
-const chartSetsOnEveryWorker = ['GRPC_PORT', 'METRICS_PORT', 'LOG_LEVEL', 'NATS_URL', 'CLUSTER_SECRET'];
+/** Whether a container gets a variable, as a value or as a file (`<NAME>_FILE`). */
+const sets = (c: Container, name: string) => envNames(c).some((n) => n === name || n === `${name}_FILE`);
+/** Whether a service's config knows a variable the chart sets (`<NAME>_FILE` for NAME). */
+const knows = (envVars: string[], name: string) => envVars.includes(name.replace(/_FILE$/, ''));
+
+/** Variables the chart must set on a worker (as values or files), beyond what its config defaults. */
+const chartSetsOnEveryWorker = ['GRPC_PORT', 'METRICS_PORT', 'LOG_LEVEL', 'CLUSTER_SECRET'];
 const chartSetsOn: Partial<Record<WorkerName, string[]>> = {
-  // The registry address gateways dial (the pod IP), and the relay port the container declares.
-  browser: ['BROWSER_ADVERTISE_HOST', 'DEVTOOLS_PORT'],
+  // The registry address gateways dial (the pod IP), and the relay port the container declares;
+  // NATS (the session registry) as its own user.
+  browser: ['BROWSER_ADVERTISE_HOST', 'DEVTOOLS_PORT', 'NATS_URL', 'NATS_USER', 'NATS_PASSWORD'],
+  // Jobs come from the JetStream work queue, as its own NATS user.
+  animation: ['NATS_URL', 'NATS_USER', 'NATS_PASSWORD'],
 };
 
 for (const [name, expected] of Object.entries(matrix)) {
@@ -389,7 +451,8 @@ for (const [name, expected] of Object.entries(matrix)) {
       const gateway = await serviceConfig('gateway');
       assert.ok(gateway, 'services/gateway/src/config.ts exists');
       const container = mainContainer(deploymentOf(render(name), 'gateway')!);
-      const unknown = envNames(container).filter((n) => !gateway.envVars.includes(n));
+      // `<NAME>_FILE` gives a variable's value as a file (libs/config's loadConfig).
+      const unknown = envNames(container).filter((n) => !knows(gateway.envVars, n));
       assert.deepEqual(unknown, [], 'variables the gateway config schema does not know');
       assert.ok(gateway.load, 'the gateway exports loadGatewayConfig');
       // The rendered values themselves pass the gateway's validation (addresses, URLs, CIDRs, JSON).
@@ -406,13 +469,13 @@ for (const [name, expected] of Object.entries(matrix)) {
         }
         const container = mainContainer(deploymentOf(render(name), worker)!);
         assert.deepEqual(
-          envNames(container).filter((n) => !config.envVars.includes(n)),
+          envNames(container).filter((n) => !knows(config.envVars, n)),
           [],
           `${worker}: variables its config schema does not know`,
         );
         const needed = [...chartSetsOnEveryWorker, ...(chartSetsOn[worker] ?? [])];
         assert.deepEqual(
-          needed.filter((n) => !envNames(container).includes(n)),
+          needed.filter((n) => !sets(container, n)),
           [],
           `${worker}: variables the chart must set`,
         );
@@ -522,11 +585,13 @@ for (const [name, expected] of Object.entries(matrix)) {
     test('CLUSTER_SECRET reaches the gateway and every worker from one Secret, never as a literal', () => {
       const objects = render(name);
       const refs = ofKind<DeploymentObject>(objects, 'Deployment').map((d) => {
-        const entries = mainContainer(d).env!.filter((e) => e.name === 'CLUSTER_SECRET');
-        assert.equal(entries.length, 1, `${d.metadata.name}: CLUSTER_SECRET once`);
-        assert.equal(entries[0]!.value, undefined, `${d.metadata.name}: not a literal`);
-        assert.ok(entries[0]!.valueFrom?.secretKeyRef, `${d.metadata.name}: from a Secret`);
-        return entries[0]!.valueFrom.secretKeyRef;
+        assert.ok(
+          !envNames(mainContainer(d)).includes('CLUSTER_SECRET'),
+          `${d.metadata.name}: not a literal`,
+        );
+        const ref = secretRef(d, 'CLUSTER_SECRET');
+        assert.ok(ref, `${d.metadata.name}: CLUSTER_SECRET_FILE, from a Secret`);
+        return ref;
       });
       assert.equal(new Set(refs.map((r) => JSON.stringify(r))).size, 1, 'the same Secret everywhere');
       const given = expected.options.values
@@ -545,6 +610,60 @@ for (const [name, expected] of Object.entries(matrix)) {
       const secret = Buffer.from(data.secret ?? '', 'base64').toString('utf8');
       assert.match(secret, /^[A-Za-z0-9]{48}$/);
       assert.equal(generated[0]!.metadata.labels?.['app.kubernetes.io/component'], 'gateway');
+    });
+
+    test('Secrets reach Switchboard containers only as read-only files of one projected volume, each its own', () => {
+      for (const d of ofKind<DeploymentObject>(render(name), 'Deployment')) {
+        const component = componentOf(d)!;
+        const pod = d.spec.template.spec;
+        const c = mainContainer(d);
+        const where = `${d.metadata.name}`;
+        assert.deepEqual(
+          (c.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name),
+          [],
+          `${where}: no Secret in the environment`,
+        );
+        const files = Object.values(secretsOf(d));
+        assert.ok(files.length > 0, where);
+        for (const file of files) {
+          assert.match(file.path, /^\/var\/run\/secrets\/switchboard\/[a-z0-9-]+$/, `${where}: ${file.name}`);
+          assert.ok(file.readOnly, `${where}: ${file.name} mounted read-only`);
+          // Readable by the pod's group (fsGroup) at most; nobody else, and never writable.
+          assert.ok(
+            [0o440, 0o400].includes(file.mode),
+            `${where}: ${file.name} mode ${file.mode.toString(8)}`,
+          );
+          assert.ok(!envNames(c).includes(file.name), `${where}: ${file.name} as a value too`);
+        }
+        assert.ok((pod.securityContext?.fsGroup ?? 0) > 0, `${where}: an fsGroup owns the files`);
+        // The volume holds only what some _FILE variable names: nothing another component needs.
+        const volume = pod.volumes!.find((v) => v.name === 'secrets')!;
+        const items = volume.projected!.sources.flatMap((s) => s.secret!.items!.map((i) => i.path));
+        assert.deepEqual(
+          items.sort(),
+          files.map((f) => f.path.split('/').at(-1)!).sort(),
+          `${where}: exactly the files it reads`,
+        );
+        // The brokers: a NATS user for NATS clients, a Redis user for Redis clients, nothing else.
+        const nats = (natsRoles as readonly string[]).includes(component);
+        const redis = (redisRoles as readonly string[]).includes(component);
+        for (const variable of ['NATS_URL', 'NATS_USER', 'NATS_PASSWORD'])
+          assert.equal(sets(c, variable), nats, `${where}: ${variable}`);
+        for (const variable of ['REDIS_URL', 'REDIS_USER', 'REDIS_PASSWORD'])
+          assert.equal(sets(c, variable), redis, `${where}: ${variable}`);
+        if (nats)
+          assert.equal(secretRef(d, 'NATS_PASSWORD')?.key, component, `${where}: its own NATS password`);
+        if (redis)
+          assert.equal(secretRef(d, 'REDIS_PASSWORD')?.key, component, `${where}: its own Redis password`);
+        for (const init of pod.initContainers ?? []) {
+          // The MinIO client (models sync) reads its keys from its environment: the only exception.
+          assert.equal(init.name, 'sync-models', `${where}: ${init.name}`);
+          assert.deepEqual(
+            (init.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.name),
+            envNames(init).filter((n) => n === 'S3_ACCESS_KEY' || n === 'S3_SECRET_KEY'),
+          );
+        }
+      }
     });
 
     test("the gateway's Service exposes only HTTP; metrics are scraped from the pods", () => {
@@ -777,8 +896,7 @@ describe('chart: network policies by default (workers trust only the gateway)', 
 
 describe('chart: cluster secret', () => {
   const refOf = (objects: K8sObject[], component: string) =>
-    mainContainer(deploymentOf(objects, component)!).env!.find((e) => e.name === 'CLUSTER_SECRET')?.valueFrom
-      ?.secretKeyRef;
+    secretRef(deploymentOf(objects, component)!, 'CLUSTER_SECRET');
 
   test('is kept across upgrades and on uninstall', () => {
     const secret = ofKind(render('defaults'), 'Secret').find(
@@ -800,8 +918,10 @@ describe('chart: cluster secret', () => {
       values: [allWorkers, { clusterAuth: { existingSecret: 'ops-cluster', existingSecretKey: 'value' } }],
     });
     assert.deepEqual(
-      ofKind(objects, 'Secret').map((o) => o.metadata.name),
-      ['sb-switchboard-admin-token'],
+      ofKind(objects, 'Secret')
+        .map((o) => o.metadata.name)
+        .sort(),
+      ['sb-switchboard-admin-token', 'sb-switchboard-key-pepper'],
     );
     for (const component of ['gateway', ...workerNames]) {
       assert.deepEqual(refOf(objects, component), { name: 'ops-cluster', key: 'value' }, component);
@@ -822,6 +942,452 @@ describe('chart: cluster secret', () => {
       helmNotes(options),
       /runs no gateway: its worker pods start once the gateway's release has created that Secret/,
     );
+  });
+});
+
+describe('chart: key pepper', () => {
+  /** KEY_PEPPER_FILE of the gateway, resolved to the Secret item mounted there. */
+  const pepperMount = (objects: K8sObject[]) => secretsOf(deploymentOf(objects, 'gateway')!).KEY_PEPPER;
+
+  test('reaches the gateway only, as a file from a Secret kept across upgrades and on uninstall', () => {
+    const objects = render('defaults');
+    const pepper = pepperMount(objects);
+    assert.ok(pepper?.readOnly, 'mounted read-only');
+    assert.deepEqual([pepper.secret, pepper.key], ['sb-switchboard-key-pepper', 'pepper']);
+    for (const d of ofKind<DeploymentObject>(render('every worker enabled'), 'Deployment')) {
+      const names = envNames(mainContainer(d));
+      assert.ok(!names.includes('KEY_PEPPER'), `${d.metadata.name}: never in the environment`);
+      assert.equal(names.includes('KEY_PEPPER_FILE'), componentOf(d) === 'gateway', d.metadata.name);
+    }
+    const generated = ofKind(objects, 'Secret').find((o) => o.metadata.name === 'sb-switchboard-key-pepper');
+    assert.ok(generated);
+    assert.equal(
+      (generated.metadata as { annotations?: Record<string, string> }).annotations?.[
+        'helm.sh/resource-policy'
+      ],
+      'keep',
+    );
+    const data = (generated as { data?: Record<string, string> }).data ?? {};
+    assert.ok(Buffer.from(data.pepper ?? '', 'base64').length >= 32, 'at least 32 characters');
+    assert.match(
+      readFileSync(join(chartDir, 'templates', 'key-pepper-secret.yaml'), 'utf8'),
+      /lookup "v1" "Secret"/,
+    );
+  });
+
+  test('keyPepper.existingSecret replaces the generated Secret; a literal in gateway.env is refused', () => {
+    const objects = render('external infra URLs and secrets');
+    assert.equal(pepperMount(objects)?.secret, 'sb-key-pepper');
+    assert.ok(!ofKind(objects, 'Secret').some((o) => o.metadata.name.endsWith('-key-pepper')));
+    for (const name of ['KEY_PEPPER', 'KEY_PEPPER_FILE']) {
+      assert.match(
+        helmTemplateFailure({ values: [{ gateway: { env: { [name]: 'p'.repeat(40) } } }] }),
+        new RegExp(`gateway\\.env\\.${name}`),
+      );
+    }
+  });
+});
+
+describe('chart: broker credentials (NATS and Redis users)', () => {
+  /** Without the test file's credentials: what an operator's values alone give. */
+  const bare = (values: object[]): RenderOptions => ({ defaults: [], values });
+  const noAuth = { nats: { auth: { required: false } }, redis: { auth: { required: false } } };
+  const value = (c: Container, name: string) => c.env?.find((e) => e.name === name)?.value;
+
+  test('a NATS or Redis client without its credentials Secret does not render; the message says what to set', () => {
+    assert.match(chartFailure(bare([])), /nats\.auth\.existingSecret: gateway connects to NATS as a user/);
+    assert.match(
+      chartFailure(bare([{ nats: { auth: { existingSecret: 'sb-nats-users' } } }])),
+      /redis\.auth\.existingSecret: gateway connects to Redis as an ACL user.*redis\.auth\.required: false/,
+    );
+    for (const worker of ['browser', 'animation']) {
+      assert.match(
+        chartFailure(bare([{ gateway: { enabled: false }, [worker]: { enabled: true } }])),
+        new RegExp(`nats\\.auth\\.existingSecret: ${worker} connects to NATS.*nats\\.auth\\.required: false`),
+      );
+    }
+    // The model workers never connect to either: a release of them alone needs no credentials.
+    const models = renderChart(
+      bare([{ gateway: { enabled: false }, llm: { enabled: true }, whisper: { enabled: true } }]),
+    );
+    assert.deepEqual(ofKind(models, 'Deployment').map(componentOf).sort(), ['llm', 'whisper']);
+  });
+
+  test('the documented opt-out (auth.required: false) renders without credentials, and the notes warn', () => {
+    const objects = renderChart(bare([allWorkers, noAuth]));
+    assert.deepEqual(objects.flatMap(k8sProblems), []);
+    for (const d of ofKind<DeploymentObject>(objects, 'Deployment')) {
+      const c = mainContainer(d);
+      for (const variable of ['NATS_USER', 'NATS_PASSWORD', 'REDIS_USER', 'REDIS_PASSWORD'])
+        assert.ok(!sets(c, variable), `${d.metadata.name}: ${variable}`);
+    }
+    assert.equal(value(mainContainer(deploymentOf(objects, 'browser')!), 'NATS_URL'), 'nats://nats:4222');
+    assert.equal(lintChart(bare([noAuth])).status, 0);
+    const notes = chartNotes(bare([{ browser: { enabled: true } }, noAuth]));
+    assert.match(notes, /WARNING: nats\.auth\.required is false: gateway, browser connect to NATS without/);
+    assert.match(notes, /WARNING: redis\.auth\.required is false: the gateway connects to Redis without/);
+    assert.doesNotMatch(helmNotes({ values: [{ browser: { enabled: true } }] }), /auth\.required is false/);
+  });
+
+  test('each component gets exactly the Secrets it needs, and the NATS and Redis users of its own role', async () => {
+    const objects = render('everything on');
+    const s3 = ['S3_ACCESS_KEY', 'S3_SECRET_KEY'];
+    const expected: Record<string, string[]> = {
+      gateway: [
+        'CLUSTER_SECRET',
+        'ADMIN_TOKEN',
+        'KEY_PEPPER',
+        'NATS_URL',
+        'NATS_PASSWORD',
+        'REDIS_URL',
+        'REDIS_PASSWORD',
+        ...s3,
+      ],
+      llm: ['CLUSTER_SECRET'],
+      whisper: ['CLUSTER_SECRET'],
+      diffusion: ['CLUSTER_SECRET', ...s3],
+      animation: ['CLUSTER_SECRET', 'NATS_URL', 'NATS_PASSWORD', ...s3, 'AVATAR_API_KEY'],
+      browser: ['CLUSTER_SECRET', 'NATS_URL', 'NATS_PASSWORD', ...s3],
+    };
+    // The chart's NATS and Redis clients are libs/broker-auth's roles, no more, no fewer.
+    assert.deepEqual(
+      Object.keys(expected).filter((c) => expected[c]!.includes('NATS_PASSWORD')),
+      [...natsRoles].sort((a, b) => (a === 'gateway' ? -1 : b === 'gateway' ? 1 : a.localeCompare(b))),
+    );
+    assert.deepEqual(
+      Object.keys(expected).filter((c) => expected[c]!.includes('REDIS_PASSWORD')),
+      [...redisRoles],
+    );
+    for (const [component, secrets] of Object.entries(expected)) {
+      const d = deploymentOf(objects, component)!;
+      const c = mainContainer(d);
+      assert.deepEqual(Object.keys(secretsOf(d)).sort(), [...secrets].sort(), component);
+      if (secrets.includes('NATS_PASSWORD')) {
+        assert.equal(value(c, 'NATS_USER'), `sb-${component}`, `${component}: nats.auth.users`);
+        assert.deepEqual(secretRef(d, 'NATS_PASSWORD'), { name: 'sb-nats-passwords', key: component });
+        assert.deepEqual(secretRef(d, 'NATS_URL'), { name: 'sb-nats', key: 'url' });
+      } else {
+        assert.deepEqual(
+          envNames(c).filter((n) => n.startsWith('NATS_')),
+          [],
+          `${component} never connects to NATS`,
+        );
+      }
+      if (secrets.includes('REDIS_PASSWORD')) {
+        assert.equal(value(c, 'REDIS_USER'), `sb-${component}`, `${component}: redis.auth.users`);
+        assert.deepEqual(secretRef(d, 'REDIS_PASSWORD'), { name: 'sb-redis-passwords', key: component });
+      } else {
+        assert.deepEqual(
+          envNames(c).filter((n) => n.startsWith('REDIS_')),
+          [],
+          `${component} never connects to Redis`,
+        );
+      }
+      // The service reads them as the credentials it presents (libs/broker-auth's env fields).
+      const config = await serviceConfig(component);
+      const loaded = config?.load?.(containerEnvironment(c)) as
+        | { natsCredentials?: { user?: string; password?: string }; redisCredentials?: { user?: string } }
+        | undefined;
+      if (secrets.includes('NATS_PASSWORD') && loaded) {
+        assert.deepEqual(
+          loaded.natsCredentials,
+          { user: `sb-${component}`, password: standInSecrets.NATS_PASSWORD },
+          component,
+        );
+      }
+      if (secrets.includes('REDIS_PASSWORD') && loaded)
+        assert.equal(loaded.redisCredentials?.user, `sb-${component}`, component);
+    }
+  });
+
+  test("a URL in env replaces the chart's, as before; the passwords still come as files", () => {
+    const objects = helmTemplate({
+      values: [
+        { nats: { existingSecret: 'sb-nats' } },
+        { gateway: { env: { NATS_URL: 'nats://nats.other.svc:4222' } } },
+      ],
+    });
+    const gateway = deploymentOf(objects, 'gateway')!;
+    assert.equal(value(mainContainer(gateway), 'NATS_URL'), 'nats://nats.other.svc:4222');
+    assert.equal(secretRef(gateway, 'NATS_URL'), undefined, 'not a file as well');
+    assert.ok(secretRef(gateway, 'NATS_PASSWORD'));
+  });
+});
+
+describe('chart: infrastructure egress follows what each component uses', () => {
+  /** NATS, Redis and the object store as the pods of dev-infra's releases. */
+  const infra = {
+    nats: { labels: { 'app.kubernetes.io/name': 'nats' }, port: { number: 4222 } },
+    redis: { labels: { 'app.kubernetes.io/name': 'redis' }, port: { number: 6379 } },
+    objectStore: { labels: { app: 'minio' }, port: { number: 9000 } },
+  };
+  type Destination = keyof typeof infra;
+  /** What each component connects to (the brief of docs/security.md, "Between the pods"). */
+  const uses: Record<string, Destination[]> = {
+    gateway: ['nats', 'redis', 'objectStore'],
+    browser: ['nats', 'objectStore'],
+    animation: ['nats', 'objectStore'],
+    diffusion: ['objectStore'],
+    llm: [],
+    whisper: [],
+  };
+  /** Each destination's peers naming its own pods, so a rule for one cannot open another. */
+  const ownPeers = {
+    networkPolicies: Object.fromEntries(
+      Object.entries(infra).map(([destination, { labels, port }]) => [
+        destination,
+        [{ to: [{ podSelector: { matchLabels: labels } }], ports: [{ port: port.number, protocol: 'TCP' }] }],
+      ]),
+    ),
+  };
+  const labelsIn = (objects: K8sObject[], component: string) =>
+    deploymentOf(objects, component)!.spec.template.metadata.labels;
+
+  test("NATS for libs/broker-auth's NATS roles, Redis for its Redis roles, the object store where files are stored", () => {
+    assert.deepEqual(
+      Object.keys(uses).filter((c) => uses[c]!.includes('nats')),
+      ['gateway', ...natsRoles.filter((r) => r !== 'gateway')],
+    );
+    assert.deepEqual(
+      Object.keys(uses).filter((c) => uses[c]!.includes('redis')),
+      [...redisRoles],
+    );
+    const values = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8')) as unknown;
+    assert.deepEqual(
+      workerNames.filter((w) => uses[w]!.includes('objectStore')),
+      workerNames.filter((w) => getPath(values, `${w}.usesObjectStore`) === true),
+    );
+  });
+
+  test('by default (any pod of the namespace on the standard ports): each component only on the ports it uses', () => {
+    const objects = render('every worker enabled');
+    for (const [component, destinations] of Object.entries(uses)) {
+      for (const [destination, { labels, port }] of Object.entries(infra)) {
+        assert.equal(
+          connectionAllowed(objects, labelsIn(objects, component), labels, port),
+          destinations.includes(destination as Destination),
+          `${component} -> ${destination} (${port.number})`,
+        );
+      }
+    }
+  });
+
+  test('with a peer list per destination, a component reaches exactly the pods of what it uses', () => {
+    const objects = helmTemplate({ values: [allWorkers, ownPeers] });
+    assert.deepEqual(objects.flatMap(k8sProblems), []);
+    for (const [component, destinations] of Object.entries(uses)) {
+      for (const [destination, { labels }] of Object.entries(infra)) {
+        for (const [other, { port }] of Object.entries(infra)) {
+          assert.equal(
+            connectionAllowed(objects, labelsIn(objects, component), labels, port),
+            destination === other && destinations.includes(destination as Destination),
+            `${component} -> ${destination} pods on ${port.number}`,
+          );
+        }
+      }
+    }
+  });
+
+  test('model workers that sync their models from the object store reach it; the others still reach nothing', () => {
+    const objects = render('models synced from the object store');
+    for (const worker of workerNames) {
+      const wanted = [...uses[worker]!, ...(modelWorkers.includes(worker) ? ['objectStore'] : [])];
+      for (const [destination, { labels, port }] of Object.entries(infra)) {
+        assert.equal(
+          connectionAllowed(objects, labelsIn(objects, worker), labels, port),
+          wanted.includes(destination),
+          `${worker} -> ${destination}`,
+        );
+      }
+    }
+  });
+});
+
+describe('chart: object store credentials per component', () => {
+  const sync = { models: { sync: { enabled: true, image: { tag: 'RELEASE.2025-01-01T00-00-00Z' } } } };
+  const s3Refs = (d: DeploymentObject) => [secretRef(d, 'S3_ACCESS_KEY'), secretRef(d, 'S3_SECRET_KEY')];
+  const syncSecret = (d: DeploymentObject) =>
+    d.spec.template.spec.initContainers
+      ?.find((c) => c.name === 'sync-models')
+      ?.env?.filter((e) => e.name.startsWith('S3_') && e.valueFrom)
+      .map((e) => e.valueFrom!.secretKeyRef!.name);
+
+  test("s3.componentSecrets gives each component its own Secret (the model sync the worker's own)", () => {
+    const componentSecrets = {
+      gateway: 'sb-s3-gateway',
+      browser: 'sb-s3-browser',
+      diffusion: 'sb-s3-diffusion',
+      animation: 'sb-s3-animation',
+      llm: 'sb-s3-models',
+      whisper: 'sb-s3-models',
+    };
+    const objects = helmTemplate({ values: [allWorkers, sync, { s3: { componentSecrets } }] });
+    assert.deepEqual(objects.flatMap(k8sProblems), []);
+    for (const [component, secret] of Object.entries(componentSecrets)) {
+      const d = deploymentOf(objects, component)!;
+      const usesObjectStore = component === 'gateway' || !['llm', 'whisper'].includes(component);
+      assert.deepEqual(
+        s3Refs(d),
+        usesObjectStore
+          ? [
+              { name: secret, key: 'accessKey' },
+              { name: secret, key: 'secretKey' },
+            ]
+          : [undefined, undefined],
+        component,
+      );
+      if (usesObjectStore)
+        assert.ok(envNames(mainContainer(d)).includes('S3_ENDPOINT'), `${component}: S3 is on`);
+      if (modelWorkers.includes(component as WorkerName))
+        assert.deepEqual(syncSecret(d), [secret, secret], `${component}: its models sync`);
+    }
+  });
+
+  test('beside a shared s3.existingSecret, one override changes that component alone', () => {
+    const objects = helmTemplate({
+      values: [
+        allWorkers,
+        { s3: { existingSecret: 'sb-s3', componentSecrets: { browser: 'sb-s3-browser' } } },
+      ],
+    });
+    for (const component of ['gateway', 'diffusion', 'animation', 'browser']) {
+      const name = component === 'browser' ? 'sb-s3-browser' : 'sb-s3';
+      assert.deepEqual(
+        s3Refs(deploymentOf(objects, component)!).map((r) => r?.name),
+        [name, name],
+        component,
+      );
+    }
+  });
+
+  test('with S3 on, a component that stores files without a Secret of its own or a shared one does not render', () => {
+    assert.match(
+      helmTemplateFailure({
+        values: [{ browser: { enabled: true }, s3: { componentSecrets: { browser: 'b' } } }],
+      }),
+      /s3\.componentSecrets\.gateway: .*gateway has no S3 Secret/,
+    );
+    assert.match(
+      helmTemplateFailure({
+        values: [
+          { gateway: { enabled: false }, llm: { enabled: true } },
+          sync,
+          { s3: { componentSecrets: { browser: 'b' } } },
+        ],
+      }),
+      /s3\.componentSecrets\.llm/,
+    );
+  });
+});
+
+describe('deploy/helm/values/infra: the dev-infra brokers enforce libs/broker-auth', () => {
+  const read = (file: string) => parse(readFileSync(join(valuesDir, file), 'utf8')) as unknown;
+  const nats = read('infra/nats.yaml');
+  const redis = read('infra/redis.yaml');
+  const dev = read('dev.yaml');
+  const chartValues = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8')) as unknown;
+
+  test('infra/nats.yaml and infra/redis.yaml are what deploy/helm/generate-infra-values.mjs writes', () => {
+    const result = spawnSync(
+      process.execPath,
+      [join(repoRoot, 'deploy', 'helm', 'generate-infra-values.mjs'), '--check'],
+      { encoding: 'utf8' },
+    );
+    assert.equal(result.status, 0, `${result.stdout}${result.stderr}`);
+  });
+
+  test("NATS: a user per role with exactly natsPermissions, the operator's, passwords from dev.yaml's Secret", () => {
+    interface NatsUser {
+      user: string;
+      password: string;
+      permissions?: unknown;
+    }
+    const users = getPath(nats, 'config.merge.authorization.users') as NatsUser[];
+    assert.deepEqual(
+      users.map((u) => u.user),
+      [...natsRoles, 'operator'],
+    );
+    const secret = getPath(dev, 'nats.auth.existingSecret');
+    assert.ok(secret, 'dev.yaml names the NATS credentials Secret');
+    for (const [i, role] of [...natsRoles, 'operator'].entries()) {
+      const user = users[i]!;
+      if (role === 'operator') assert.equal(user.permissions, undefined, 'the operator may do anything');
+      else {
+        assert.deepEqual(
+          user.permissions,
+          natsPermissions(role as (typeof natsRoles)[number], defaultResources),
+        );
+        assert.equal(getPath(chartValues, `nats.auth.users.${role}`), user.user, `the chart's ${role} user`);
+      }
+      // A nats-server variable ("<< $X >>", unquoted by the nats chart) from the container's env.
+      const variable = /^<< \$([A-Z_]+) >>$/.exec(user.password)?.[1];
+      assert.ok(variable, `${role}: the password is a variable, never a value`);
+      assert.deepEqual(getPath(nats, `container.env.${variable}.valueFrom.secretKeyRef`), {
+        name: secret,
+        key: role,
+      });
+    }
+    assert.equal(getPath(nats, 'config.jetstream.enabled'), true);
+  });
+
+  test("Redis: the gateway's ACL user with exactly redisAclRules over its RATE_LIMIT_PREFIX, passwords from dev.yaml's Secret", async () => {
+    interface AclUser {
+      username: string;
+      enabled: string;
+      keys: string;
+      channels: string;
+      commands: string;
+    }
+    assert.equal(getPath(redis, 'auth.enabled'), true);
+    assert.equal(getPath(redis, 'auth.acl.enabled'), true);
+    const secret = getPath(dev, 'redis.auth.existingSecret');
+    assert.ok(secret, 'dev.yaml names the Redis credentials Secret');
+    assert.equal(getPath(redis, 'auth.acl.userSecret'), secret);
+    // The default user (the chart's health checks) has the operator's password, given to no service.
+    assert.equal(getPath(redis, 'auth.existingSecret'), secret);
+    assert.equal(getPath(redis, 'auth.existingSecretPasswordKey'), 'operator');
+    const users = getPath(redis, 'auth.acl.users') as AclUser[];
+    assert.deepEqual(
+      users.map((u) => u.username),
+      [...redisRoles],
+    );
+    const gateway = await serviceConfig('gateway');
+    const container = mainContainer(deploymentOf(render('defaults'), 'gateway')!);
+    const { rateLimitPrefix } = gateway!.load!(containerEnvironment(container)) as {
+      rateLimitPrefix: string;
+    };
+    for (const user of users) {
+      assert.equal(user.enabled, 'on');
+      assert.equal(getPath(chartValues, `redis.auth.users.${user.username}`), user.username);
+      // Bitnami writes `user <name> on #<sha256> <keys> <channels> <commands>`.
+      const rules = [user.keys, user.channels, user.commands].join(' ').split(' ');
+      const pattern = rules.find((r) => r.startsWith('~'))!;
+      assert.ok(
+        rateLimitPrefix.startsWith(pattern.slice(1, -1)) && pattern.endsWith('*'),
+        `${pattern} covers RATE_LIMIT_PREFIX ${rateLimitPrefix}`,
+      );
+      const wanted = redisAclRules(user.username as (typeof redisRoles)[number], pattern.slice(1, -1));
+      assert.deepEqual([...rules].sort(), [...wanted].sort());
+      // Order matters among command rules (-@all first, -@dangerous after the grants).
+      assert.deepEqual(
+        user.commands.split(' '),
+        wanted.filter((r) => /^[+-]/.test(r)),
+      );
+    }
+  });
+
+  test('MinIO and the Switchboard releases share one root Secret; no infra values file holds a password', () => {
+    const minio = read('infra/minio.yaml');
+    assert.equal(getPath(dev, 's3.existingSecret'), getPath(minio, 'existingSecret'));
+    assert.deepEqual(
+      [getPath(dev, 's3.accessKeyKey'), getPath(dev, 's3.secretKeyKey')],
+      ['rootUser', 'rootPassword'],
+    );
+    assert.deepEqual(getPath(minio, 'users'), [], 'no chart default user (its well-known password)');
+    for (const file of ['infra/nats.yaml', 'infra/redis.yaml', 'infra/minio.yaml', 'dev.yaml']) {
+      const text = readFileSync(join(valuesDir, file), 'utf8');
+      assert.doesNotMatch(text, /^\s*(rootPassword|password|secretKey):(?!\s*'<< \$)/m, file);
+    }
   });
 });
 
@@ -895,6 +1461,22 @@ describe('chart: browser worker', () => {
     }
   });
 
+  test("browser.seccompProfile sets only the browser container's; every other container keeps the pod's RuntimeDefault", () => {
+    const localhost = { type: 'Localhost', localhostProfile: 'profiles/chromium.json' };
+    const objects = helmTemplate({
+      values: [{ llm: { enabled: true }, browser: { enabled: true, seccompProfile: localhost } }],
+    });
+    assert.deepEqual(mainContainer(browserOf(objects)).securityContext?.seccompProfile, localhost);
+    for (const d of ofKind<DeploymentObject>(objects, 'Deployment').filter(
+      (d) => componentOf(d) !== 'browser',
+    )) {
+      assert.deepEqual(d.spec.template.spec.securityContext?.seccompProfile, { type: 'RuntimeDefault' });
+      for (const c of allContainers(d.spec.template.spec)) {
+        assert.equal(c.securityContext?.seccompProfile, undefined, `${d.metadata.name}/${c.name}`);
+      }
+    }
+  });
+
   test('listenHost reaches the DevTools relay as well as gRPC', () => {
     const c = mainContainer(
       browserOf(helmTemplate({ values: [{ browser: { enabled: true }, listenHost: '::' }] })),
@@ -918,8 +1500,11 @@ describe('chart: browser worker', () => {
       assert.deepEqual(
         c.securityContext?.capabilities,
         { drop: ['ALL'] },
-        `${name}: Chromium runs with --no-sandbox, no SYS_ADMIN`,
+        `${name}: Chromium's sandbox needs no SYS_ADMIN`,
       );
+      // Chromium's sandbox creates user, PID and network namespaces, which RuntimeDefault refuses.
+      assert.deepEqual(pod.securityContext?.seccompProfile, { type: 'RuntimeDefault' }, name);
+      assert.deepEqual(c.securityContext?.seccompProfile, { type: 'Unconfined' }, name);
       const volumeAt = (path: string) => {
         const mount = c.volumeMounts?.find((m) => m.mountPath === path);
         assert.ok(mount, `${name}: ${path} is mounted`);
@@ -950,15 +1535,18 @@ describe('chart: browser worker', () => {
       ['everything on', true],
     ] as const) {
       const objects = render(name);
-      const gateway = objectStoreEnv(mainContainer(deploymentOf(objects, 'gateway')!));
+      const s3Keys = (d: DeploymentObject) => [secretRef(d, 'S3_ACCESS_KEY'), secretRef(d, 'S3_SECRET_KEY')];
+      const gatewayPods = deploymentOf(objects, 'gateway')!;
+      const gateway = objectStoreEnv(mainContainer(gatewayPods));
       for (const worker of ['diffusion', 'animation', 'browser'] as const) {
-        const c = mainContainer(deploymentOf(objects, worker)!);
-        assert.deepEqual(objectStoreEnv(c), gateway, `${name}: ${worker}`);
+        const d = deploymentOf(objects, worker)!;
+        assert.deepEqual(objectStoreEnv(mainContainer(d)), gateway, `${name}: ${worker}`);
+        assert.deepEqual(s3Keys(d), s3Keys(gatewayPods), `${name}: ${worker}: the same S3 Secret`);
       }
       const browser = mainContainer(browserOf(objects));
       assert.deepEqual(
         objectStoreEnv(browser).map((e) => e.name),
-        s3 ? ['S3_BUCKET', 'S3_ENDPOINT', 'S3_ACCESS_KEY', 'S3_SECRET_KEY'] : ['OBJECT_STORE_DIR'],
+        s3 ? ['S3_BUCKET', 'S3_ENDPOINT', 'S3_ACCESS_KEY_FILE', 'S3_SECRET_KEY_FILE'] : ['OBJECT_STORE_DIR'],
         name,
       );
       const loaded = await loadBrowser(containerEnvironment(browser));
@@ -1202,26 +1790,22 @@ describe('chart: diffusion worker', () => {
     const s3Secret: Record<string, string> = {
       'external infra URLs and secrets': 'sb-s3',
       'models synced from the object store': 'sb-s3',
-      'skaffold: dev + gpu values, every worker': 'minio',
+      'skaffold: dev + gpu values, every worker': 'switchboard-minio-root',
       'everything on': 'sb-s3',
     };
     for (const name of withDiffusion) {
       const objects = render(name);
       const gateway = objectStoreEnv(mainContainer(deploymentOf(objects, 'gateway')!));
-      const c = mainContainer(deploymentOf(objects, 'diffusion')!);
-      assert.deepEqual(objectStoreEnv(c), gateway, `${name}: the same variables and Secret references`);
+      const d = deploymentOf(objects, 'diffusion')!;
+      const c = mainContainer(d);
+      assert.deepEqual(objectStoreEnv(c), gateway, `${name}: the same variables and Secret files`);
       const loaded = await loadDiffusion(c);
       const secret = s3Secret[name];
       assert.equal(loaded.objectStore.s3 !== undefined, secret !== undefined, `${name}: S3 on or off`);
       if (secret) {
         assert.deepEqual(
-          objectStoreEnv(c)
-            .filter((e) => e.valueFrom)
-            .map((e) => [e.name, e.valueFrom?.secretKeyRef?.name]),
-          [
-            ['S3_ACCESS_KEY', secret],
-            ['S3_SECRET_KEY', secret],
-          ],
+          [secretRef(d, 'S3_ACCESS_KEY')?.name, secretRef(d, 'S3_SECRET_KEY')?.name],
+          [secret, secret],
           name,
         );
       } else {
@@ -1293,7 +1877,8 @@ describe('chart: animation worker', () => {
   test('ANIMATION_BACKENDS is backends; AVATAR_API_KEY comes from the Secret, and only once the avatar back-end has one', () => {
     assert.ok(withAnimation.length >= 10);
     for (const name of withAnimation) {
-      const c = animationOf(render(name));
+      const d = deploymentOf(render(name), 'animation')!;
+      const c = mainContainer(d);
       assert.equal(envEntry(c, 'ANIMATION_BACKENDS')?.value, 'video-diffusion,portrait,avatar', name);
       if (!withAvatar.includes(name)) {
         // Served but unconfigured: the worker says so, and the gateway refuses avatar jobs (503).
@@ -1305,10 +1890,11 @@ describe('chart: animation worker', () => {
         continue;
       }
       assert.equal(envEntry(c, 'AVATAR_BASE_URL')?.value, 'https://api.d-id.com', name);
+      assert.ok(!envNames(c).includes('AVATAR_API_KEY'), `${name}: never a value`);
       assert.deepEqual(
-        envEntry(c, 'AVATAR_API_KEY'),
-        { name: 'AVATAR_API_KEY', valueFrom: { secretKeyRef: { name: 'sb-avatar', key: 'did-api-key' } } },
-        `${name}: from the operator's Secret, never a value`,
+        secretRef(d, 'AVATAR_API_KEY'),
+        { name: 'sb-avatar', key: 'did-api-key' },
+        `${name}: a file from the operator's Secret`,
       );
     }
     assert.ok(
@@ -1327,7 +1913,7 @@ describe('chart: animation worker', () => {
     });
     const c = animationOf(objects);
     assert.equal(envEntry(c, 'ANIMATION_BACKENDS')?.value, 'avatar');
-    assert.ok(envEntry(c, 'AVATAR_API_KEY')?.valueFrom?.secretKeyRef);
+    assert.ok(secretRef(deploymentOf(objects, 'animation')!, 'AVATAR_API_KEY'));
     assert.equal(envEntry(c, 'MODEL_DIR'), undefined);
     assert.equal(c.resources?.limits?.['nvidia.com/gpu'], undefined);
     const scaled = scaledObjectOf(objects);
@@ -1364,14 +1950,11 @@ describe('chart: animation worker', () => {
     const cpuPods = deploymentOf(avatar, 'animation')!;
     const cpu = mainContainer(cpuPods);
     assert.equal(envEntry(cpu, 'ANIMATION_BACKENDS')?.value, 'avatar');
-    assert.ok(envEntry(cpu, 'AVATAR_API_KEY')?.valueFrom?.secretKeyRef);
+    assert.ok(secretRef(cpuPods, 'AVATAR_API_KEY'));
     assert.equal(envEntry(cpu, 'MODEL_DIR'), undefined, 'no models');
     assert.equal(cpu.resources?.limits?.['nvidia.com/gpu'], undefined, 'no GPU');
     assert.equal(mainContainer(gpuPods).resources?.limits?.['nvidia.com/gpu'], 1);
-    assert.deepEqual(
-      envEntry(cpu, 'CLUSTER_SECRET')?.valueFrom?.secretKeyRef,
-      envEntry(mainContainer(gpuPods), 'CLUSTER_SECRET')?.valueFrom?.secretKeyRef,
-    );
+    assert.deepEqual(secretRef(cpuPods, 'CLUSTER_SECRET'), secretRef(gpuPods, 'CLUSTER_SECRET'));
     // The vendor egress reaches the avatar pods, not the GPU pods, though both are "animation".
     const labelsOf = (d: DeploymentObject) => d.spec.template.metadata.labels;
     assert.ok(egressAllowsAddress(policiesFor(objects, labelsOf(cpuPods)), '93.184.216.34'));
@@ -1646,16 +2229,14 @@ describe('chart: gateway edge settings', () => {
   });
 
   test('the admin token Secret is generated only without an existing Secret', () => {
-    const secretsOf = (name: string) =>
+    const adminSecrets = (name: string) =>
       ofKind(render(name), 'Secret')
         .map((s) => s.metadata.name)
         .filter((n) => n.endsWith('-admin-token') || n === 'sb-admin');
-    assert.deepEqual(secretsOf('defaults'), ['sb-switchboard-admin-token']);
-    assert.deepEqual(secretsOf('external infra URLs and secrets'), []);
-    const ref = mainContainer(deploymentOf(render('external infra URLs and secrets'), 'gateway')!).env!.find(
-      (e) => e.name === 'ADMIN_TOKEN',
-    )!.valueFrom!.secretKeyRef;
-    assert.deepEqual(ref, { name: 'sb-admin', key: 'admin-token' });
+    assert.deepEqual(adminSecrets('defaults'), ['sb-switchboard-admin-token']);
+    assert.deepEqual(adminSecrets('external infra URLs and secrets'), []);
+    const gateway = deploymentOf(render('external infra URLs and secrets'), 'gateway')!;
+    assert.deepEqual(secretRef(gateway, 'ADMIN_TOKEN'), { name: 'sb-admin', key: 'admin-token' });
   });
 
   test("the gateway's container ports are the ones its image exposes", () => {
@@ -1829,6 +2410,11 @@ describe('chart: values.schema.json rejects bad values', () => {
       /fieldEnv/,
     ],
     [
+      'a Localhost seccomp profile without its file',
+      { values: [{ browser: { seccompProfile: { type: 'Localhost' } } }] },
+      /seccompProfile/,
+    ],
+    [
       'an extra port that would replace the gRPC port',
       { values: [{ browser: { extraPorts: [{ name: 'other', port: 9300, env: 'GRPC_PORT' }] } }] },
       /extraPorts/,
@@ -1847,6 +2433,37 @@ describe('chart: values.schema.json rejects bad values', () => {
       'a literal avatar API key in env',
       { values: [{ animation: { enabled: true, env: { AVATAR_API_KEY: 'k' } } }] },
       /animation\.env\.AVATAR_API_KEY/,
+    ],
+    [
+      'a NATS password in env',
+      { values: [{ gateway: { env: { NATS_PASSWORD: 'p' } } }] },
+      /gateway\.env\.NATS_PASSWORD/,
+    ],
+    [
+      "a file of one's own for a Secret the chart mounts",
+      { values: [{ browser: { enabled: true, env: { S3_SECRET_KEY_FILE: '/tmp/key' } } }] },
+      /browser\.env\.S3_SECRET_KEY_FILE/,
+    ],
+    [
+      'any other _FILE variable (the chart mounts no files of yours)',
+      {
+        values: [
+          { llm: { enabled: true, env: { LOG_LEVEL_FILE: '/var/run/secrets/switchboard/cluster-secret' } } },
+        ],
+      },
+      /llm\.env\.LOG_LEVEL_FILE/,
+    ],
+    ['a NATS user for a model worker', { values: [{ nats: { auth: { users: { llm: 'llm' } } } }] }, /users/],
+    ['an empty NATS user name', { values: [{ nats: { auth: { users: { browser: '' } } } }] }, /browser/],
+    [
+      'an S3 Secret for something that is no component',
+      { values: [{ s3: { componentSecrets: { minio: 'sb-s3' } } }] },
+      /invalid propertyName 'minio'/,
+    ],
+    [
+      'the shared infrastructure egress list (replaced by nats, redis, objectStore)',
+      { values: [{ networkPolicies: { infrastructure: [] } }] },
+      /infrastructure/,
     ],
     [
       'ANIMATION_BACKENDS in env (backends drives the triggers and egress too)',

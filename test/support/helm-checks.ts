@@ -85,6 +85,7 @@ export interface Container {
     readOnlyRootFilesystem?: boolean;
     allowPrivilegeEscalation?: boolean;
     capabilities?: { drop?: string[] };
+    seccompProfile?: { type: string; localhostProfile?: string };
   };
   volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
   lifecycle?: { preStop?: { exec?: { command: string[] } } };
@@ -94,13 +95,23 @@ export interface PodSpec {
   containers: Container[];
   terminationGracePeriodSeconds?: number;
   initContainers?: Container[];
-  securityContext?: { runAsNonRoot?: boolean; runAsUser?: number };
+  securityContext?: {
+    runAsNonRoot?: boolean;
+    runAsUser?: number;
+    fsGroup?: number;
+    seccompProfile?: { type: string; localhostProfile?: string };
+  };
   tolerations?: { key?: string; operator?: string; effect?: string }[];
   nodeSelector?: Record<string, string>;
   volumes?: {
     name: string;
     emptyDir?: { medium?: string; sizeLimit?: string };
     persistentVolumeClaim?: { claimName: string };
+    secret?: { secretName: string; items?: { key: string; path: string }[]; defaultMode?: number };
+    projected?: {
+      defaultMode?: number;
+      sources: { secret?: { name: string; items?: { key: string; path: string }[] } }[];
+    };
   }[];
 }
 
@@ -129,6 +140,54 @@ export function allContainers(pod: PodSpec): Container[] {
 
 export function envNames(container: Container): string[] {
   return (container.env ?? []).map((e) => e.name);
+}
+
+/** A variable given as a file (`<NAME>_FILE`), and the Secret item the kubelet puts there. */
+export interface SecretFile {
+  /** The variable the process reads from the file (NAME for NAME_FILE). */
+  name: string;
+  path: string;
+  secret: string;
+  key: string;
+  /** The file's mode: its volume's defaultMode (0o644 when none is given). */
+  mode: number;
+  readOnly: boolean;
+}
+
+/**
+ * Every `<NAME>_FILE` variable of a container, resolved to the Secret item the kubelet puts at its
+ * path (the volume mounted at the path's folder, and its item of that file name). Throws when such a
+ * variable names a file no Secret provides, or more than one does.
+ */
+export function secretFiles(pod: PodSpec, container: Container): Record<string, SecretFile> {
+  const files: Record<string, SecretFile> = {};
+  for (const entry of container.env ?? []) {
+    if (!entry.name.endsWith('_FILE')) continue;
+    const name = entry.name.slice(0, -'_FILE'.length);
+    const path = entry.value ?? '';
+    const mount = (container.volumeMounts ?? []).find((m) => path.startsWith(`${m.mountPath}/`));
+    if (!mount) throw new Error(`${container.name}: ${entry.name}=${path} is under no volume mount`);
+    const file = path.slice(mount.mountPath.length + 1);
+    const volume = pod.volumes?.find((v) => v.name === mount.name);
+    const sources = volume?.projected
+      ? volume.projected.sources.flatMap((s) => (s.secret ? [s.secret] : []))
+      : volume?.secret
+        ? [{ name: volume.secret.secretName, items: volume.secret.items }]
+        : [];
+    const found = sources.flatMap((s) =>
+      (s.items ?? []).filter((i) => i.path === file).map((i) => ({ secret: s.name, key: i.key })),
+    );
+    if (found.length !== 1)
+      throw new Error(`${container.name}: ${entry.name}: ${found.length} Secret items at ${path}`);
+    files[name] = {
+      name,
+      path,
+      ...found[0]!,
+      mode: volume?.projected?.defaultMode ?? volume?.secret?.defaultMode ?? 0o644,
+      readOnly: mount.readOnly === true,
+    };
+  }
+  return files;
 }
 
 /** True when every label of `selector` is on `labels`. */

@@ -98,6 +98,8 @@ export interface K8sObject {
 }
 
 export interface RenderOptions {
+  /** Values objects applied first, under everything else (a test file's common settings). */
+  defaults?: object[];
   /** Values files (paths), applied in order before `values`. */
   valuesFiles?: string[];
   /** Values objects, each written to a file and passed with -f, in order. */
@@ -115,12 +117,15 @@ function helmWithValues(args: string[], options: RenderOptions): HelmResult {
   const dir = mkdtempSync(join(tmpdir(), 'sb-helm-values-'));
   try {
     const flags: string[] = [];
-    for (const file of options.valuesFiles ?? []) flags.push('-f', file);
-    (options.values ?? []).forEach((values, i) => {
+    const valuesFile = (values: object, i: number): string => {
       const file = join(dir, `values-${i}.json`);
       writeFileSync(file, JSON.stringify(values)); // JSON is YAML
-      flags.push('-f', file);
-    });
+      return file;
+    };
+    const defaults = options.defaults ?? [];
+    defaults.forEach((values, i) => flags.push('-f', valuesFile(values, i)));
+    for (const file of options.valuesFiles ?? []) flags.push('-f', file);
+    (options.values ?? []).forEach((values, i) => flags.push('-f', valuesFile(values, defaults.length + i)));
     for (const expression of options.set ?? []) flags.push('--set', expression);
     // `helm install` has no --kube-version; template and lint do.
     const kube = args[0] === 'install' ? [] : ['--kube-version', kubeVersion];

@@ -17,6 +17,20 @@ port serves only grpc.health.v1 to the kubelet's probes.
 llm whisper diffusion browser
 {{- end }}
 
+{{/*
+The components that connect to NATS, each as a NATS user of its own whose permissions the server
+holds (libs/broker-auth: natsRoles, natsPermissions). The model workers (llm, whisper, diffusion)
+never connect: they get no NATS_URL, no credentials and no egress to NATS.
+*/}}
+{{- define "switchboard.natsClients" -}}
+gateway browser animation
+{{- end }}
+
+{{/* The components that connect to Redis (libs/broker-auth: redisRoles): the gateway's counters. */}}
+{{- define "switchboard.redisClients" -}}
+gateway
+{{- end }}
+
 {{/* Workers whose values block has enabled: true, space-separated. */}}
 {{- define "switchboard.enabledWorkers" -}}
 {{- $enabled := list -}}
@@ -93,15 +107,151 @@ helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace 
 {{- .Values.clusterAuth.existingSecret | default (printf "%s-cluster-secret" (include "switchboard.fullname" .)) -}}
 {{- end }}
 
-{{/*
-CLUSTER_SECRET from its Secret, for the gateway and every worker: gateway -> worker calls carry it
-and workers refuse calls without it. Never a literal (validate.yaml rejects it in env).
-*/}}
-{{- define "switchboard.clusterSecretEnv" -}}
-{{ include "switchboard.secretEnv" (dict "name" "CLUSTER_SECRET" "secret" (include "switchboard.clusterSecretName" .) "key" .Values.clusterAuth.existingSecretKey) }}
+{{- define "switchboard.keyPepperSecretName" -}}
+{{- .Values.keyPepper.existingSecret | default (printf "%s-key-pepper" (include "switchboard.fullname" .)) -}}
 {{- end }}
 
-{{/* An env entry taken from a Secret: (dict "name" "ADMIN_TOKEN" "secret" "s" "key" "token"). */}}
+{{/*
+"true" when a component uses the object store: the gateway (it serves stored files and keeps
+animation uploads) and the workers with usesObjectStore.
+*/}}
+{{- define "switchboard.usesObjectStore" -}}
+{{- if or (eq .component "gateway") .values.usesObjectStore -}}true{{- end -}}
+{{- end }}
+
+{{/*
+"true" when a worker's pod copies its models from the object store first (models.sync, no claim):
+its init container then needs S3 credentials and the object store's address.
+*/}}
+{{- define "switchboard.syncsModels" -}}
+{{- $models := .root.Values.models -}}
+{{- if and .values.usesModels $models.sync.enabled (not $models.existingClaim) -}}true{{- end -}}
+{{- end }}
+
+{{/*
+"true" when S3 credentials are configured at all (s3.existingSecret, or a Secret per component):
+then every component that uses the object store talks to S3; otherwise each keeps a local folder.
+*/}}
+{{- define "switchboard.s3Enabled" -}}
+{{- if or .Values.s3.existingSecret .Values.s3.componentSecrets -}}true{{- end -}}
+{{- end }}
+
+{{/*
+The S3 credentials Secret of a component: its own (s3.componentSecrets.<component>, credentials
+limited to its prefixes), else the shared s3.existingSecret; "" when neither.
+*/}}
+{{- define "switchboard.s3Secret" -}}
+{{- index (.root.Values.s3.componentSecrets | default dict) .component | default .root.Values.s3.existingSecret -}}
+{{- end }}
+
+{{/*
+The plain broker variables of a component, as a YAML map its env may override: NATS_URL and
+NATS_USER for the NATS clients, REDIS_URL and REDIS_USER for the Redis clients. Passwords, and URLs
+kept in a Secret, come as files (switchboard.secretItems).
+*/}}
+{{- define "switchboard.brokerEnv" -}}
+{{- $V := .root.Values -}}
+{{- $env := dict -}}
+{{- if has .component (splitList " " (include "switchboard.natsClients" .root)) -}}
+{{- if not $V.nats.existingSecret }}{{ $_ := set $env "NATS_URL" $V.nats.url }}{{ end -}}
+{{- if $V.nats.auth.existingSecret }}{{ $_ := set $env "NATS_USER" (index $V.nats.auth.users .component) }}{{ end -}}
+{{- end -}}
+{{- if has .component (splitList " " (include "switchboard.redisClients" .root)) -}}
+{{- if not $V.redis.existingSecret }}{{ $_ := set $env "REDIS_URL" $V.redis.url }}{{ end -}}
+{{- if $V.redis.auth.existingSecret }}{{ $_ := set $env "REDIS_USER" (index $V.redis.auth.users .component) }}{{ end -}}
+{{- end -}}
+{{- toYaml $env -}}
+{{- end }}
+
+{{/*
+Everything a component's container reads from Secrets, as a YAML list of {env, secret, key}: the one
+place that decides it. switchboard.secretFiles renders the list as files and the <env>_FILE
+variables naming them (libs/config reads such a file as <env>), so no Secret value is ever in a
+Switchboard container's environment, where child processes (ffmpeg, Chromium) and
+/proc/<pid>/environ would see it. Each component gets only its own: CLUSTER_SECRET everywhere; the
+admin token and key pepper on the gateway; its NATS/Redis password on the brokers' clients (the key
+named after the component); S3 keys where the object store is used; the avatar vendor's key where
+that back-end is configured.
+*/}}
+{{- define "switchboard.secretItems" -}}
+{{- $root := .root -}}
+{{- $V := .root.Values -}}
+{{- $c := .component -}}
+{{- $env := .values.env | default dict -}}
+{{- $items := list (dict "env" "CLUSTER_SECRET" "secret" (include "switchboard.clusterSecretName" $root) "key" $V.clusterAuth.existingSecretKey) -}}
+{{- if eq $c "gateway" -}}
+{{- $items = append $items (dict "env" "ADMIN_TOKEN" "secret" (include "switchboard.adminTokenSecretName" $root) "key" $V.adminToken.existingSecretKey) -}}
+{{- $items = append $items (dict "env" "KEY_PEPPER" "secret" (include "switchboard.keyPepperSecretName" $root) "key" $V.keyPepper.existingSecretKey) -}}
+{{- end -}}
+{{- if has $c (splitList " " (include "switchboard.natsClients" $root)) -}}
+{{- if and $V.nats.existingSecret (not (hasKey $env "NATS_URL")) -}}
+{{- $items = append $items (dict "env" "NATS_URL" "secret" $V.nats.existingSecret "key" $V.nats.existingSecretKey) -}}
+{{- end -}}
+{{- if $V.nats.auth.existingSecret -}}
+{{- $items = append $items (dict "env" "NATS_PASSWORD" "secret" $V.nats.auth.existingSecret "key" $c) -}}
+{{- end -}}
+{{- end -}}
+{{- if has $c (splitList " " (include "switchboard.redisClients" $root)) -}}
+{{- if and $V.redis.existingSecret (not (hasKey $env "REDIS_URL")) -}}
+{{- $items = append $items (dict "env" "REDIS_URL" "secret" $V.redis.existingSecret "key" $V.redis.existingSecretKey) -}}
+{{- end -}}
+{{- if $V.redis.auth.existingSecret -}}
+{{- $items = append $items (dict "env" "REDIS_PASSWORD" "secret" $V.redis.auth.existingSecret "key" $c) -}}
+{{- end -}}
+{{- end -}}
+{{- $s3 := include "switchboard.s3Secret" . -}}
+{{- if and $s3 (include "switchboard.usesObjectStore" .) -}}
+{{- $items = append $items (dict "env" "S3_ACCESS_KEY" "secret" $s3 "key" $V.s3.accessKeyKey) -}}
+{{- $items = append $items (dict "env" "S3_SECRET_KEY" "secret" $s3 "key" $V.s3.secretKeyKey) -}}
+{{- end -}}
+{{- if include "switchboard.avatarConfigured" . -}}
+{{- $items = append $items (dict "env" "AVATAR_API_KEY" "secret" .values.avatar.existingSecret "key" .values.avatar.existingSecretKey) -}}
+{{- end -}}
+{{- toYaml $items -}}
+{{- end }}
+
+{{/*
+A component's secretItems as one of (dict "root" $ "component" c "values" v "part" <part>):
+  env     <NAME>_FILE=/var/run/secrets/switchboard/<name> for each item
+  mount   the read-only mount of the volume below
+  volume  one projected volume of every Secret item the component needs, nothing else
+*/}}
+{{- define "switchboard.secretFiles" -}}
+{{- $dir := "/var/run/secrets/switchboard" -}}
+{{- $items := include "switchboard.secretItems" . | fromYamlArray -}}
+{{- if eq .part "env" -}}
+{{- range $items }}
+- name: {{ .env }}_FILE
+  value: {{ printf "%s/%s" $dir (.env | lower | replace "_" "-") | quote }}
+{{- end }}
+{{- else if eq .part "mount" -}}
+- { name: secrets, mountPath: {{ $dir }}, readOnly: true }
+{{- else if eq .part "volume" -}}
+{{- $bySecret := dict -}}
+{{- range $items -}}
+{{- $_ := set $bySecret .secret (append (get $bySecret .secret | default list) (dict "key" .key "path" (.env | lower | replace "_" "-"))) -}}
+{{- end -}}
+- name: secrets
+  projected:
+    # 0440: readable by the pod's fsGroup (the container's user is in it), writable by no one.
+    defaultMode: 288
+    sources:
+      {{- range $name := keys $bySecret | sortAlpha }}
+      - secret:
+          name: {{ $name | quote }}
+          items:
+            {{- toYaml (index $bySecret $name) | nindent 12 }}
+      {{- end }}
+{{- else -}}
+{{- fail (printf "switchboard.secretFiles: unknown part %q" .part) -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+An env entry taken from a Secret: (dict "name" "S3_ACCESS_KEY" "secret" "s" "key" "accessKey").
+Only for the models sync init container: the MinIO client (a third-party image) reads its
+credentials from its environment, not from <NAME>_FILE. Switchboard's own containers get files.
+*/}}
 {{- define "switchboard.secretEnv" -}}
 - name: {{ .name }}
   valueFrom:
@@ -133,18 +283,6 @@ Env entries from the downward API, sorted by name: (dict "env" (dict "BROWSER_AD
   valueFrom:
     fieldRef:
       fieldPath: {{ index $env $name | quote }}
-{{- end }}
-{{- end }}
-
-{{/* NATS_URL from the URL or from a Secret, unless the values block's env sets it. */}}
-{{- define "switchboard.natsEnv" -}}
-{{- if not (hasKey .values.env "NATS_URL") -}}
-{{- if .root.Values.nats.existingSecret }}
-{{ include "switchboard.secretEnv" (dict "name" "NATS_URL" "secret" .root.Values.nats.existingSecret "key" .root.Values.nats.existingSecretKey) }}
-{{- else }}
-- name: NATS_URL
-  value: {{ .root.Values.nats.url | quote }}
-{{- end }}
 {{- end }}
 {{- end }}
 
