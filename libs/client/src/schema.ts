@@ -329,7 +329,7 @@ export interface paths {
         };
         /**
          * Chrome DevTools Protocol (WebSocket)
-         * @description A WebSocket upgrade to the session browser's DevTools endpoint, proxied. Send the API key in the `Authorization` header: Playwright `chromium.connectOverCDP(devtools_url, {headers})`, Puppeteer `puppeteer.connect({browserWSEndpoint: devtools_url, headers})`. DevTools traffic counts as session activity.
+         * @description A WebSocket upgrade to the session browser's DevTools endpoint, proxied. Send the API key in the `Authorization` header: Playwright `chromium.connectOverCDP(devtools_url, {headers})`, Puppeteer `puppeteer.connect({browserWSEndpoint: devtools_url, headers})`. DevTools traffic counts as session activity. A session has at most `BROWSER_MAX_DEVTOOLS_CONNECTIONS` (default 8) DevTools connections open at once, however many gateways they come through: one more is `429 rate_limited`, and the open ones keep working. `Target.createTarget` past the session's tab bound (`BROWSER_MAX_TABS`, default 10) gets a CDP error.
          */
         get: operations["browserSessionDevtools"];
         put?: never;
@@ -972,7 +972,7 @@ export interface components {
          * @description A stable snake_case error code. Codes are part of the contract and are never renamed.
          * @enum {string}
          */
-        ErrorCode: "invalid_request" | "invalid_json" | "invalid_audio" | "element_not_found" | "url_not_allowed" | "unknown_model" | "unauthorized" | "ip_not_allowed" | "tier_required" | "not_found" | "session_not_found" | "job_not_found" | "job_finished" | "session_closed" | "session_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "session_limit" | "job_limit" | "internal" | "navigation_failed" | "upstream_failed" | "model_loading" | "unavailable" | "no_capacity" | "upstream_timeout";
+        ErrorCode: "invalid_request" | "invalid_json" | "invalid_audio" | "element_not_found" | "url_not_allowed" | "unknown_model" | "unauthorized" | "ip_not_allowed" | "tier_required" | "not_found" | "session_not_found" | "job_not_found" | "job_finished" | "session_closed" | "session_expired" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "session_limit" | "job_limit" | "quota_exceeded" | "concurrency_limit" | "internal" | "navigation_failed" | "upstream_failed" | "model_loading" | "unavailable" | "no_capacity" | "upstream_timeout";
         QueryRequest: {
             /** @description The prompt; must not be empty. */
             prompt: string;
@@ -1298,12 +1298,18 @@ export interface components {
             history: string[];
             /** @description File names, `capture-<unix ms>.png`. */
             screenshots: string[];
+            end_reason: components["schemas"]["SessionEndReason"];
         };
         /**
          * @description `active` → `closed` (by close) or `expired` (idle for `BROWSER_IDLE_TIMEOUT_MS`, default 10 minutes).
          * @enum {string}
          */
         BrowserSessionStatus: "active" | "closed" | "expired";
+        /**
+         * @description Why the session ended; null while it is active. `closed`: by close (its owner's or an admin's); `expired`: idle; `memory_limit`: its browser passed the worker's per-session memory limit (`BROWSER_SESSION_MEMORY_MB`); `page_crashed`: one of its pages crashed, as a page whose JavaScript heap passes `BROWSER_RENDERER_HEAP_MB` does; `browser_exited`: its browser ended by itself (e.g. a DevTools client's `Browser.close`); `shutdown`: its worker stopped; `worker_gone`: its worker stopped answering.
+         * @enum {string|null}
+         */
+        SessionEndReason: "closed" | "expired" | "memory_limit" | "page_crashed" | "browser_exited" | "shutdown" | "worker_gone" | null;
         SessionClosed: {
             /** Format: uuid */
             session_id: string;

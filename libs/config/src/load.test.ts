@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { z } from 'zod';
 import { ConfigError, env, isCidr, loadConfig } from './index.js';
@@ -54,9 +57,6 @@ test('isCidr', () => {
 });
 
 test('a variable may come from the file its _FILE variable names, never from both', async () => {
-  const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
   const dir = await mkdtemp(join(tmpdir(), 'sb-config-'));
   try {
     const secretSchema = z

@@ -66,6 +66,14 @@ export const errorTable = {
     grpc: GrpcStatus.RESOURCE_EXHAUSTED,
     message: "The key's tier allows no more animation jobs at once.",
   },
+  quota_exceeded: {
+    grpc: GrpcStatus.RESOURCE_EXHAUSTED,
+    message: "The key's usage quota for this period is spent.",
+  },
+  concurrency_limit: {
+    grpc: GrpcStatus.RESOURCE_EXHAUSTED,
+    message: "The key's tier allows no more calls to this model at once.",
+  },
   internal: { grpc: GrpcStatus.INTERNAL, message: 'Internal error.' },
   navigation_failed: { grpc: GrpcStatus.UNKNOWN, http: 502, message: 'The page could not be loaded.' },
   upstream_failed: { grpc: GrpcStatus.UNKNOWN, http: 502, message: 'An upstream service failed.' },
