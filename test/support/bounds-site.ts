@@ -1,16 +1,8 @@
-import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenOnLoopback, type TestSite } from './test-site.js';
 
-export interface BoundsSite {
-  /** `http://127.0.0.1:<port>` */
-  origin: string;
-  /** host:port, for BROWSER_ALLOWED_HOSTS. */
-  host: string;
-  /** Every path this server was asked for, oldest first. */
-  requests: string[];
-  stop(): Promise<void>;
-}
+/** Every request's path is recorded in `requests`, oldest first. */
+export type BoundsSite = TestSite;
 
 const page = (title: string, script = '') =>
   `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head>` +
@@ -68,17 +60,5 @@ export async function startBoundsSite(): Promise<BoundsSite> {
         return html(page(`Hello from ${url.pathname.replace(/[^a-z0-9/-]/gi, '')}`));
     }
   });
-  server.keepAliveTimeout = 1000;
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    host: `127.0.0.1:${port}`,
-    requests,
-    async stop() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return listenOnLoopback(server, requests);
 }

@@ -70,6 +70,11 @@ export async function startTestSite(): Promise<TestSite> {
         return html(200, page('Hello', `<h1>Hello from ${escapeHtml(url.pathname)}</h1>`));
     }
   });
+  return listenOnLoopback(server, requests);
+}
+
+/** Starts a test website's server on a free loopback port, as a TestSite. */
+export async function listenOnLoopback(server: Server, requests: string[]): Promise<TestSite> {
   server.keepAliveTimeout = 1000;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -28,7 +28,7 @@ const contract: Record<number, string[]> = {
   413: ['payload_too_large'],
   415: ['unsupported_media_type'],
   422: ['idempotency_key_reused'],
-  429: ['rate_limited', 'session_limit', 'job_limit'],
+  429: ['rate_limited', 'session_limit', 'job_limit', 'quota_exceeded', 'concurrency_limit'],
   500: ['internal'],
   502: ['navigation_failed', 'upstream_failed'],
   503: ['model_loading', 'unavailable', 'no_capacity'],
