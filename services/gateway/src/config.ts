@@ -123,6 +123,14 @@ const schema = z
     HTTP_BODY_RATE_WINDOW_MS: env
       .positiveInt(10_000)
       .describe('The window over which HTTP_BODY_MIN_BYTES_PER_SECOND is measured.'),
+    HTTP_LINGER_MS: env
+      .positiveInt(30_000)
+      .describe(
+        'After an answer sent before the body was read (401, 413, …), how long the rest of the body is still read and dropped so the client sees the answer; then the connection is cut.',
+      ),
+    HTTP_LINGER_MAX_BYTES: env
+      .positiveInt(64 * MB)
+      .describe('The most body bytes read and dropped after such an answer; past it the connection is cut.'),
     TIER_POLICIES: env
       .json(tierOverrides, '{}')
       .describe(
@@ -170,6 +178,7 @@ const schema = z
       jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES,
       headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
       bodyRate: { minBytesPerSecond: e.HTTP_BODY_MIN_BYTES_PER_SECOND, windowMs: e.HTTP_BODY_RATE_WINDOW_MS },
+      linger: { maxMs: e.HTTP_LINGER_MS, maxBytes: e.HTTP_LINGER_MAX_BYTES },
     },
     metricsPort: e.METRICS_PORT,
     logLevel: e.LOG_LEVEL,

@@ -16,6 +16,7 @@ import type { GatewayConfig } from './config.js';
 import { CidrSet } from './http/client-ip.js';
 import { errorHandler, notFound } from './http/errors.js';
 import { publicOrigin } from './http/public-origin.js';
+import { lingerAfterEarlyAnswers } from './http/lingering-close.js';
 import { cutSlowBodies } from './http/slow-bodies.js';
 import { requestId } from './http/request-id.js';
 import type { EventPublisher } from '@switchboard/events';
@@ -80,6 +81,7 @@ export function createApp({
 
   app.use(healthRouter(readiness));
   app.use(cutSlowBodies(config.http.bodyRate));
+  app.use(lingerAfterEarlyAnswers({ ...config.http.linger, bodyRate: config.http.bodyRate }));
 
   const trustedProxies = new CidrSet(config.trustedProxies);
   // One check for new requests and for the streams and sockets that stay open (auth/access.ts).

@@ -15,8 +15,8 @@ export function errorBody(error: SwitchboardError, requestId: string) {
 }
 
 export function sendError(res: Response, error: SwitchboardError): void {
-  // An error answered before the body was read (401, 403, 413, …): close the connection after
-  // the answer instead of reading the rest, so a slow or endless body cannot hold the socket.
+  // An error answered before the body was read (401, 403, 413, …): the connection is not reused.
+  // The rest of the body is read and dropped, within bounds, before it closes (lingering-close.ts).
   if (!res.req.complete) res.setHeader('Connection', 'close');
   if (error.retryAfterSeconds !== undefined)
     res.setHeader('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
