@@ -94,7 +94,7 @@ async function render(
   const out: VideoOutput = {
     frames: () => Promise.reject(new Error('avatar must hand over a finished video')),
     transcode: async (path, spec) => {
-      done = { spec, info: await probeMedia(defaultFfmpegPaths, path) };
+      done = { spec, info: await probeMedia(defaultFfmpegPaths, path, { kind: 'video' }) };
     },
   };
   const request: RenderRequest = {

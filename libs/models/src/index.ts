@@ -57,3 +57,12 @@ export {
 export { SeededRandom } from './seeded-random.js';
 export { modelWorkerEnvFields, modelWorkerSettings } from './worker-env.js';
 export { fromFloat16Array, fromFloat16Bits, toFloat16Array, toFloat16Bits } from './float16.js';
+export {
+  demuxerFor,
+  sniffBytesNeeded,
+  sniffMedia,
+  MAX_ID3_TAG_BYTES,
+  SNIFF_HEAD_BYTES,
+  type MediaKind,
+  type SniffedMedia,
+} from './media-sniff.js';

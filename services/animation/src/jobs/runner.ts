@@ -148,7 +148,7 @@ export class JobRunner {
     const spec = await encoder.finished();
     if (encoder.transcoded) {
       // A vendor's video was resampled: count what came out (packets, so without decoding).
-      const probed = await probeMedia(this.o.ffmpeg, target, { countPackets: true, signal });
+      const probed = await probeMedia(this.o.ffmpeg, target, { kind: 'video', countPackets: true, signal });
       if (probed.video?.frames !== spec.frames) {
         throw new Error(`the encoded video has ${probed.video?.frames ?? 0} frames, not ${spec.frames}`);
       }

@@ -1,5 +1,6 @@
 // Media into numbers for the models, all through ffmpeg (PNG/JPEG/WebP stills, any video, any
 // audio): RGB24 frames at a fixed size, and mono float PCM.
+import { mediaInput } from './input.js';
 import { startProcess, runToBuffer, type FfmpegPaths } from './run-ffmpeg.js';
 
 /**
@@ -36,8 +37,7 @@ export async function decodeImage(
       '-hide_banner',
       '-loglevel',
       'error',
-      '-i',
-      path,
+      ...(await mediaInput(path, ['image'])),
       '-frames:v',
       '1',
       '-vf',
@@ -73,7 +73,8 @@ export async function* decodeVideoFrames(
   signal?: AbortSignal,
 ): AsyncGenerator<Uint8Array, void, undefined> {
   const filters = [options.fps === undefined ? '' : `fps=${options.fps}`, scaleFilter(options)];
-  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-i', path, '-an'];
+  const input = await mediaInput(path, ['video']);
+  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', ...input, '-an'];
   args.push('-vf', filters.filter(Boolean).join(','));
   if (options.maxFrames !== undefined) args.push('-frames:v', String(options.maxFrames));
   args.push('-pix_fmt', 'rgb24', '-f', 'rawvideo', 'pipe:1');
@@ -104,7 +105,8 @@ export async function decodeAudio(
   options: { sampleRate: number; maxSeconds?: number | undefined },
   signal?: AbortSignal,
 ): Promise<Float32Array> {
-  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-i', path, '-vn'];
+  const input = await mediaInput(path, ['audio']);
+  const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', ...input, '-vn'];
   if (options.maxSeconds !== undefined) args.push('-t', String(options.maxSeconds));
   args.push('-ac', '1', '-ar', String(options.sampleRate), '-f', 'f32le', 'pipe:1');
   const out = await runToBuffer(paths.ffmpeg, args, signal);

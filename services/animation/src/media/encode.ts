@@ -2,6 +2,7 @@
 // `fps`, the clip's audio as AAC. Flags that stamp versions or times are off, and the thread
 // count is fixed, so the same frames always give the same bytes.
 import type { ClipSpec, FrameSink, VideoOutput } from '../backends/backend.js';
+import { mediaInput, stdinInput } from './input.js';
 import { startProcess, type FfmpegPaths } from './run-ffmpeg.js';
 
 export interface EncoderOptions {
@@ -85,10 +86,10 @@ export class Mp4Encoder implements VideoOutput {
     private readonly options: EncoderOptions,
   ) {}
 
-  frames(spec: ClipSpec): Promise<FrameSink> {
+  async frames(spec: ClipSpec): Promise<FrameSink> {
     this.claim(spec);
     const { width, height, fps } = spec;
-    const audio = spec.audio === undefined ? [] : ['-i', spec.audio];
+    const audio = await this.audioInput(spec);
     const running = startProcess(
       this.options.paths.ffmpeg,
       [
@@ -101,8 +102,7 @@ export class Mp4Encoder implements VideoOutput {
         `${width}x${height}`,
         '-framerate',
         String(fps),
-        '-i',
-        'pipe:0',
+        ...stdinInput,
         ...audio,
         ...outputArgs(spec, this.options.threads, spec.audio !== undefined, this.target),
         ...posterArgs(spec, this.options.poster),
@@ -117,7 +117,7 @@ export class Mp4Encoder implements VideoOutput {
       if (written !== spec.frames) throw new Error(`the back-end wrote ${written} of ${spec.frames} frames`);
     })();
     this.done.catch(() => undefined);
-    return Promise.resolve({
+    return {
       write: async (rgb: Uint8Array) => {
         if (rgb.length !== frameBytes)
           throw new Error(`a frame has ${rgb.length} bytes, expected ${frameBytes}`);
@@ -131,18 +131,19 @@ export class Mp4Encoder implements VideoOutput {
         }
         if (written === spec.frames) stdin.end();
       },
-    });
+    };
   }
 
-  transcode(path: string, spec: ClipSpec): Promise<void> {
+  async transcode(path: string, spec: ClipSpec): Promise<void> {
     this.claim(spec);
     this.transcoded = true;
     const seconds = spec.frames / spec.fps;
-    const audio = spec.audio === undefined ? [] : ['-i', spec.audio];
+    const video = await mediaInput(path, ['video']);
+    const audio = await this.audioInput(spec);
     // fps resamples; scale fits the contract's even size; tpad holds the last frame when the
     // source is shorter than the clip, so the count is exact either way.
     const filter = `fps=${spec.fps},scale=${spec.width}:${spec.height}:flags=bicubic,setsar=1,tpad=stop_mode=clone:stop_duration=${seconds}`;
-    const args = [...quiet, '-i', path, ...audio, '-vf', filter];
+    const args = [...quiet, ...video, ...audio, '-vf', filter];
     const mapped = outputArgs(spec, this.options.threads, true, this.target);
     if (spec.audio === undefined) mapped.splice(0, 4, '-map', '0:v:0', '-map', '0:a:0?');
     const running = startProcess(
@@ -153,6 +154,11 @@ export class Mp4Encoder implements VideoOutput {
     running.child.stdin.end();
     this.done = running.done;
     return running.done;
+  }
+
+  /** The driver's sound is the tenant's audio or driving video: read like any upload. */
+  private async audioInput(spec: ClipSpec): Promise<string[]> {
+    return spec.audio === undefined ? [] : mediaInput(spec.audio, ['audio', 'video']);
   }
 
   /** Settles once the MP4 is complete (or the encoding failed). */

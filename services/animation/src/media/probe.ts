@@ -1,4 +1,6 @@
 // What a media file holds, from ffprobe: checked by content, never by a declared type.
+import type { MediaKind } from '@switchboard/models';
+import { mediaInput } from './input.js';
 import { runToBuffer, type FfmpegPaths } from './run-ffmpeg.js';
 
 export interface VideoStreamInfo {
@@ -58,18 +60,23 @@ const finite = (raw: string | undefined): number | undefined => {
 };
 
 /**
- * Probes `path`; throws FfmpegError when ffprobe cannot read it. `countFrames` decodes every frame
+ * Probes `path` as `kind` media; throws FfmpegError when ffprobe cannot read it (or it is not such
+ * media: UnsupportedMediaError). `countFrames` decodes every frame
  * to count them; `countPackets` counts without decoding (one packet per frame in H.264 MP4s).
  */
 export async function probeMedia(
   paths: FfmpegPaths,
   path: string,
-  options: { countFrames?: boolean; countPackets?: boolean; signal?: AbortSignal } = {},
+  options: { kind: MediaKind; countFrames?: boolean; countPackets?: boolean; signal?: AbortSignal },
 ): Promise<MediaInfo> {
   const args = ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams'];
   if (options.countFrames) args.push('-count_frames');
   if (options.countPackets) args.push('-count_packets');
-  const out = await runToBuffer(paths.ffprobe, [...args, '-i', path], options.signal);
+  const out = await runToBuffer(
+    paths.ffprobe,
+    [...args, ...(await mediaInput(path, [options.kind]))],
+    options.signal,
+  );
   const json = JSON.parse(out.toString('utf8')) as ProbeJson;
   const streams = json.streams ?? [];
   const v = streams.find((s) => s.codec_type === 'video');

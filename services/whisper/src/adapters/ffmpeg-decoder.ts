@@ -1,4 +1,5 @@
-// Decodes any container and codec ffmpeg knows into 16 kHz mono float PCM, fed from the upload as
+// Decodes the upload (an audio container its bytes prove: WAV, MP3, FLAC, Ogg, MP4/M4A/MOV,
+// WebM/Matroska; anything else is refused unread) into 16 kHz mono float PCM, fed from the upload as
 // it arrives, and hands the samples on as ffmpeg produces them: nothing is collected here, and
 // while the consumer is busy ffmpeg's output is not read, so ffmpeg blocks on its full pipe and
 // stops reading the upload. ffmpeg's own words stay in the log: a response only says `invalid_audio`.
@@ -6,9 +7,10 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { childProcessEnv } from '@switchboard/config';
 import { SwitchboardError } from '@switchboard/errors';
+import { demuxerFor, sniffBytesNeeded, SNIFF_HEAD_BYTES } from '@switchboard/models';
 import type { Logger } from '@switchboard/telemetry';
 import { SAMPLE_RATE } from '../audio/pcm.js';
-import { uploadSource, type Spool } from '../audio/upload-source.js';
+import { peek, uploadSource, type Spool } from '../audio/upload-source.js';
 
 const BYTES_PER_SAMPLE = 4;
 /** ffmpeg's stderr kept for the log; its head says what was wrong. */
@@ -26,7 +28,8 @@ export interface DecodeOptions {
 /**
  * Feeds the upload to ffmpeg (piped as it arrives, or from a spooled file for containers that
  * need seeking) and yields the decoded samples in ffmpeg's chunks, each a fresh array. Throws
- * invalid_audio when ffmpeg cannot decode it, payload_too_large past `maxSeconds`, no_capacity
+ * invalid_audio when the bytes are no accepted audio container (ffmpeg then never runs) or ffmpeg
+ * cannot decode them, payload_too_large past `maxSeconds`, no_capacity
  * when the spool is full, and the abort reason when the caller goes away — in every case, and when
  * the consumer stops early, the ffmpeg process and any spooled file are gone before this settles.
  */
@@ -35,20 +38,51 @@ export async function* decodePcm(
   options: DecodeOptions,
 ): AsyncGenerator<Float32Array, void, undefined> {
   options.signal.throwIfAborted();
-  const source = await uploadSource(input, options.spool, options.signal);
+  const { demuxer, data } = await sniffUpload(input, options);
+  const source = await uploadSource(data, options.spool, options.signal);
+  // A forced demuxer that opens nothing further, and only the protocol this input needs: ffmpeg
+  // left to guess follows playlists and lists hidden in an upload to other files on the worker.
+  const forced = ['-f', demuxer, '-protocol_whitelist'];
   if (source.kind === 'pipe') {
-    yield* runFfmpeg('pipe:0', source.data, options);
+    yield* runFfmpeg([...forced, 'pipe', '-i', 'pipe:0'], source.data, options);
     return;
   }
   try {
-    yield* runFfmpeg(source.path, undefined, options);
+    yield* runFfmpeg([...forced, 'file', '-i', `file:${source.path}`], undefined, options);
   } finally {
     await source.remove();
   }
 }
 
+const notAudio = () =>
+  new SwitchboardError('invalid_audio', {
+    message: 'The file is not audio the decoder can read.',
+    param: 'file',
+  });
+
+/** The demuxer the upload's first bytes prove it needs, and the upload replayed whole. */
+async function sniffUpload(
+  input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  { logger, signal }: DecodeOptions,
+): Promise<{ demuxer: string; data: AsyncIterable<Uint8Array> }> {
+  let { head, data } = await peek(input, SNIFF_HEAD_BYTES);
+  const needed = sniffBytesNeeded(head);
+  if (needed > head.length) ({ head, data } = await peek(data, needed));
+  const demuxer = demuxerFor(head, 'audio');
+  if (demuxer === null) {
+    logger.info(
+      { head: Buffer.from(head.subarray(0, SNIFF_HEAD_BYTES)).toString('hex') },
+      'upload is no accepted audio container',
+    );
+    // Read to the end and dropped, as when ffmpeg refuses a file: the caller's stream ends cleanly.
+    for await (const chunk of data) if (chunk.length > 0) signal.throwIfAborted();
+    throw notAudio();
+  }
+  return { demuxer, data };
+}
+
 async function* runFfmpeg(
-  inputArg: string,
+  inputArgs: readonly string[],
   stdinData: AsyncIterable<Uint8Array> | undefined,
   options: DecodeOptions,
 ): AsyncGenerator<Float32Array, void, undefined> {
@@ -61,8 +95,7 @@ async function* runFfmpeg(
       '-hide_banner',
       '-loglevel',
       'error',
-      '-i',
-      inputArg,
+      ...inputArgs,
       '-vn',
       '-ac',
       '1',
@@ -122,10 +155,7 @@ async function* runFfmpeg(
     // ffmpeg can exit 0 having found nothing it could read (it only logs "Invalid data").
     if (code !== 0 || (bytes === 0 && stderr.trim() !== '')) {
       logger.info({ code, signal: killedBy, ffmpeg: stderr.trim() }, 'ffmpeg could not decode the upload');
-      throw new SwitchboardError('invalid_audio', {
-        message: 'The file is not audio the decoder can read.',
-        param: 'file',
-      });
+      throw notAudio();
     }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') {

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PermanentJobError } from '../backend.js';
+import { mediaInput } from '../../media/input.js';
 import { probeMedia } from '../../media/probe.js';
 import { runToBuffer, type FfmpegPaths } from '../../media/run-ffmpeg.js';
 
@@ -36,7 +37,7 @@ export async function prepareImage(
   signal: AbortSignal,
 ): Promise<UploadFile> {
   const info = await orFail(
-    () => probeMedia(paths, path, { signal }),
+    () => probeMedia(paths, path, { kind: 'image', signal }),
     signal,
     'invalid_request',
     'the image could not be read',
@@ -48,12 +49,17 @@ export async function prepareImage(
     case 'mjpeg':
       return { bytes: await readFile(path), filename: 'image.jpg', type: 'image/jpeg' };
     default: {
+      const input = await orFail(
+        () => mediaInput(path, ['image']),
+        signal,
+        'invalid_request',
+        'the image could not be read',
+      );
       const args = [
         '-nostdin',
         '-v',
         'error',
-        '-i',
-        path,
+        ...input,
         '-frames:v',
         '1',
         '-c:v',
@@ -84,9 +90,12 @@ export async function prepareAudio(
   // To a file, not a pipe: ffmpeg can only fill in a WAV header's sizes on a seekable output.
   const out = join(workDir, 'avatar-audio.wav');
   const cut = maxSeconds === undefined ? [] : ['-t', String(maxSeconds)];
-  const args = ['-nostdin', '-v', 'error', '-y', '-i', path, ...cut, '-vn', '-ac', '1', '-ar', '16000'];
+  const output = [...cut, '-vn', '-ac', '1', '-ar', '16000', '-c:a', 'pcm_s16le', '-f', 'wav', out];
   await orFail(
-    () => runToBuffer(paths.ffmpeg, [...args, '-c:a', 'pcm_s16le', '-f', 'wav', out], signal),
+    async () => {
+      const input = await mediaInput(path, ['audio']);
+      return runToBuffer(paths.ffmpeg, ['-nostdin', '-v', 'error', '-y', ...input, ...output], signal);
+    },
     signal,
     'invalid_audio',
     'the audio could not be decoded',

@@ -60,7 +60,7 @@ export async function renderTalk(deps: RenderDeps, request: RenderRequest, out: 
 
   let info;
   try {
-    info = await probeMedia(deps.ffmpeg, video, { signal });
+    info = await probeMedia(deps.ffmpeg, video, { kind: 'video', signal });
   } catch (error) {
     signal.throwIfAborted();
     throw upstreamFailed("the avatar service's video could not be read", error);

@@ -21,7 +21,7 @@ async function videoSeconds(ffmpeg: FfmpegPaths, path: string, info: MediaInfo, 
   const { fps, frames } = info.video ?? {};
   if (fps !== undefined && frames !== undefined && frames > 0) return frames / fps;
   if (info.duration !== undefined && info.duration > 0) return info.duration;
-  const counted = await probeMedia(ffmpeg, path, { countFrames: true, signal });
+  const counted = await probeMedia(ffmpeg, path, { kind: 'video', countFrames: true, signal });
   const n = counted.video?.frames;
   return n !== undefined && fps !== undefined ? n / fps : undefined;
 }
@@ -37,7 +37,7 @@ export interface VideoDriverOptions {
 
 export async function openVideoDriver(options: VideoDriverOptions, signal: AbortSignal): Promise<Driver> {
   const { ffmpeg, path, params, cropSize } = options;
-  const info = await probeMedia(ffmpeg, path, { signal }).catch((error: unknown) => {
+  const info = await probeMedia(ffmpeg, path, { kind: 'video', signal }).catch((error: unknown) => {
     throw error instanceof FfmpegError || error instanceof SyntaxError ? unreadable(error) : error;
   });
   if (info.video === undefined) {
