@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { waitForServing } from '@switchboard/grpc';
 import { ensureDevModel } from './dev-models.js';
 import { gatewayKeyPepperEnv } from './key-pepper.js';
-import type { NatsRole, RedisRole } from '@switchboard/broker-auth';
+import { natsRoles, redisRoles, type NatsRole, type RedisRole } from '@switchboard/broker-auth';
 import { startNats, startRedis, type InfraHandle } from './infra.js';
 import { freePort } from './ports.js';
 import { ManagedProcess, waitUntilReady } from './process.js';
@@ -120,14 +120,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   };
 
   try {
+    const stateDir = env.SWITCHBOARD_STATE_DIR || join(root, '.run');
     // Each service's broker settings: its own user on the NATS and Redis started here (fresh
     // passwords per run, in files under <state dir>/credentials), or, for servers the operator
     // names, whatever NATS_* / REDIS_* settings the operator's environment gives every process.
-    const credentialsDir = join(env.SWITCHBOARD_STATE_DIR || join(root, '.run'), 'credentials');
+    const credentialsDir = join(stateDir, 'credentials');
     let natsEnv: (role: NatsRole) => NodeJS.ProcessEnv = () => ({});
     if (!env.NATS_URL) {
       // Keys live in JetStream KV: keep its store between runs so created keys survive a restart.
-      const storeDir = join(env.SWITCHBOARD_STATE_DIR || join(root, '.run'), 'nats');
+      const storeDir = join(stateDir, 'nats');
       mkdirSync(storeDir, { recursive: true });
       const nats = await startNats({ storeDir, credentialsDir });
       infra.push(nats);
@@ -139,19 +140,17 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       infra.push(redis);
       redisEnv = (role) => redis.env(role);
     }
+    const isRole = <Role extends string>(roles: readonly Role[], name: string): name is Role =>
+      (roles as readonly string[]).includes(name);
     const brokerEnv = (name: string): NodeJS.ProcessEnv => ({
-      ...(name === 'gateway' || name === 'browser' || name === 'animation' ? natsEnv(name) : {}),
-      ...(name === 'gateway' ? redisEnv(name) : {}),
+      ...(isRole(natsRoles, name) ? natsEnv(name) : {}),
+      ...(isRole(redisRoles, name) ? redisEnv(name) : {}),
     });
     const adminToken = env.ADMIN_TOKEN || randomBytes(24).toString('base64url');
     // Gateway → worker calls carry it and workers refuse calls without it; a fresh one per run
     // unless the operator gives one (to run another worker by hand against this cluster).
     const clusterSecret = env.CLUSTER_SECRET || randomBytes(32).toString('hex');
-    const modelDir = resolve(
-      root,
-      env.MODEL_DIR || join(env.SWITCHBOARD_STATE_DIR || join(root, '.run'), 'models'),
-    );
-    const stateDir = env.SWITCHBOARD_STATE_DIR || join(root, '.run');
+    const modelDir = resolve(root, env.MODEL_DIR || join(stateDir, 'models'));
     const shared: NodeJS.ProcessEnv = {
       ...env,
       CLUSTER_SECRET: clusterSecret,
