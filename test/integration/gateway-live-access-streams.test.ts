@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { admin, bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { readSse, type SseResult } from '../support/sse.js';
 import { errorOf, type ModelStack, sleep, type Stack, startLlmStack } from '../support/stack.js';
-import type { WorkerProcess } from '../support/worker.js';
+import { untilMetricAtLeast, type WorkerProcess } from '../support/worker.js';
 
 const STALENESS_MS = 2000;
 let llm: ModelStack;
@@ -37,18 +37,10 @@ const query = (key: CreatedKey, body: unknown) =>
     body: JSON.stringify(body),
   });
 
-async function untilMetric(name: string, atLeast: number): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if ((await worker.metric(name)) >= atLeast) return;
-    await sleep(10);
-  }
-  assert.fail(`${name} never reached ${atLeast}`);
-}
-
 /** A stream of `key`, queued behind the bystander's generations; resolves when it is open. */
 async function queuedStream(key: CreatedKey) {
   const blockers = [query(bystander, long), query(bystander, long), query(bystander, long)];
-  await untilMetric('llm_queue_depth', 2);
+  await untilMetricAtLeast(worker, 'llm_queue_depth', 2);
   const res = await query(key, { ...long, stream: true });
   assert.equal(res.status, 200);
   const ended = readSse(res).then((sse) => ({ sse, at: Date.now() }));

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { admin, bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { type ModelStack, sleep, type Stack, startLlmStack } from '../support/stack.js';
-import type { WorkerProcess } from '../support/worker.js';
+import { untilMetricAtLeast, type WorkerProcess } from '../support/worker.js';
 
 let llm: ModelStack;
 let worker: WorkerProcess;
@@ -33,19 +33,11 @@ const query = (key: CreatedKey, body: unknown) =>
     body: JSON.stringify(body),
   });
 
-async function untilMetric(name: string, atLeast: number): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    if ((await worker.metric(name)) >= atLeast) return;
-    await sleep(10);
-  }
-  assert.fail(`${name} never reached ${atLeast}`);
-}
-
 test('revoking a key ends its open SSE stream within 2 s with an unauthorized event', async () => {
   const long = { prompt: 'Once upon a time', max_tokens: 2000, temperature: 0 };
   // Another key's long generations hold the worker, so the victim's stream waits in the queue.
   const blockers = [query(bystander, long), query(bystander, long), query(bystander, long)];
-  await untilMetric('llm_queue_depth', 2);
+  await untilMetricAtLeast(worker, 'llm_queue_depth', 2);
   const res = await query(victim, { ...long, stream: true });
   assert.equal(res.status, 200);
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();

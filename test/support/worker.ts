@@ -20,6 +20,19 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
+/** Polls a worker's metric until it reaches `atLeast` (every 10 ms, for 5 s at most). */
+export async function untilMetricAtLeast(
+  worker: WorkerProcess,
+  name: string,
+  atLeast: number,
+): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if ((await worker.metric(name)) >= atLeast) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`${name} never reached ${atLeast}`);
+}
+
 export interface StartWorkerOptions {
   env?: Record<string, string>;
   /** Wait for grpc health SERVING (default) or only for the port to answer. */
