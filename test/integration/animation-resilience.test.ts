@@ -54,6 +54,17 @@ after(async () => {
 const image = () => dataUrl('image/png', fx.png);
 const eventsOf = (jobId: string) => events.filter((e) => e.job_id === jobId).map((e) => e.subject);
 
+// A job's status is read from its record, which can be written before its event reaches this
+// subscriber: wait for the terminal event, then a little longer so a duplicate would show.
+async function settledEventsOf(jobId: string, terminal: string): Promise<string[]> {
+  const deadline = Date.now() + 10_000;
+  while (!eventsOf(jobId).includes(terminal) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  return eventsOf(jobId);
+}
+
 test('kill -9 of a worker mid-job: redelivered to another worker and finished exactly once', async () => {
   const { key } = await s.key();
   const first = await s.startWorker();
@@ -74,8 +85,7 @@ test('kill -9 of a worker mid-job: redelivered to another worker and finished ex
   assert.equal(done.attempts, 2);
   assert.equal(done.result?.frames, 360);
   assert.equal((await probeResult(s.gateway, key, done)).frames, 360);
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const seen = eventsOf(jobId);
+  const seen = await settledEventsOf(jobId, 'succeeded');
   assert.deepEqual(
     seen.filter((e) => e !== 'running'),
     ['queued', 'succeeded'],
@@ -99,7 +109,7 @@ test('a job that keeps failing ends failed with attempts_exhausted naming the la
   assert.match(failed.error?.message ?? '', /no longer stored/);
   assert.doesNotMatch(failed.error?.message ?? '', /\/tmp\//, 'no paths in a public message');
   assert.deepEqual(
-    eventsOf(jobId).filter((e) => e === 'failed'),
+    (await settledEventsOf(jobId, 'failed')).filter((e) => e === 'failed'),
     ['failed'],
   );
   await worker.stop();

@@ -100,3 +100,25 @@ test('maxBatch 1 runs one at a time in arrival order', async () => {
   assert.deepEqual(await Promise.all(all), ['a@1', 'b@1', 'c@1']);
   assert.deepEqual(batches, [['a'], ['b'], ['c']]);
 });
+
+test('waiting requests are served by owner in turns, and a full queue refuses the heaviest owner rather than a newcomer', async () => {
+  const { queue, batches, releaseNext } = recordingQueue({ maxBatch: 1, depth: 4 });
+  const results: Promise<string>[] = [queue.run({ name: 'h0', size: 64 }, undefined, 'heavy')];
+  await new Promise((r) => setImmediate(r));
+  for (const name of ['h1', 'h2', 'h3', 'h4'])
+    results.push(queue.run({ name, size: 64 }, undefined, 'heavy'));
+  // Full (1 running, 4 waiting): the light key's request takes the place of heavy's newest.
+  const light = queue.run({ name: 'l1', size: 64 }, undefined, 'light');
+  const refused = await results[4]!.catch((error: unknown) => error);
+  assert.ok(isSwitchboardError(refused) && refused.code === 'no_capacity', String(refused));
+  assert.ok(refused.retryAfterSeconds !== undefined && refused.retryAfterSeconds >= 1);
+  // Light's second evens the split (2 and 2); its third would leave heavy with fewer: refused.
+  const light2 = queue.run({ name: 'l2', size: 64 }, undefined, 'light');
+  await assert.rejects(results[3]!, { code: 'no_capacity' });
+  await assert.rejects(queue.run({ name: 'l3', size: 64 }, undefined, 'light'), { code: 'no_capacity' });
+  for (let i = 0; i < 5; i++) await releaseNext();
+  assert.deepEqual([await light, await light2], ['l1@1', 'l2@1']);
+  // After the running one, light's requests alternate with heavy's backlog.
+  assert.deepEqual(batches, [['h0'], ['h1'], ['l1'], ['h2'], ['l2']]);
+  await Promise.all(results.slice(0, 3));
+});

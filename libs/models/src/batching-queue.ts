@@ -1,9 +1,13 @@
-// A bounded queue that runs waiting requests together: when a slot frees, the oldest waiting
-// request starts a batch, joined by the next waiting ones that can share its model pass (same
+// A bounded queue that runs waiting requests together: when a slot frees, the next waiting
+// request starts a batch, joined by other waiting ones that can share its model pass (same
 // `batchKey`), up to `maxBatch`. One slot runs one batch; beyond `concurrency` running batches and
 // `depth` waiting requests a request is refused at once with no_capacity, as WorkQueue does.
 // Batches form only from what is already waiting, so a lone request never waits for company.
+// Waiting requests are served by owner (the caller's API key) in turns, not in arrival order, and
+// a full queue makes room for an owner with few waiting by refusing the newest of the owner with
+// the most (fair-line.ts).
 import { SwitchboardError } from '@switchboard/errors';
+import { FairLine } from './fair-line.js';
 
 export interface BatchingQueueOptions<T> {
   /** Batches running at once. */
@@ -29,6 +33,7 @@ export type BatchRunner<T, R> = (batch: readonly BatchEntry<T>[]) => Promise<rea
 
 interface Waiting<T, R> extends BatchEntry<T> {
   readonly key: string;
+  readonly owner: string;
   resolve(result: R): void;
   reject(error: unknown): void;
   detach(): void;
@@ -36,7 +41,7 @@ interface Waiting<T, R> extends BatchEntry<T> {
 
 export class BatchingQueue<T, R> {
   private running = 0;
-  private readonly waiting: Waiting<T, R>[] = [];
+  private readonly waiting = new FairLine<Waiting<T, R>>();
   /** Moving average of batch durations, for a Retry-After that means something. */
   private avgBatchMs = 1000;
 
@@ -70,19 +75,22 @@ export class BatchingQueue<T, R> {
   }
 
   /**
-   * Queues `request` and resolves with its result once the batch it joined has run. A `signal`
-   * that aborts while it waits removes it; while its batch runs, the runner sees the signal and the
-   * caller gets the abort reason at once. Throws no_capacity when the queue is full.
+   * Queues `request` for `owner` and resolves with its result once the batch it joined has run. A
+   * `signal` that aborts while it waits removes it; while its batch runs, the runner sees the
+   * signal and the caller gets the abort reason at once. Throws no_capacity when the queue is full
+   * and no other owner has more than its share waiting.
    */
-  async run(request: T, signal: AbortSignal = new AbortController().signal): Promise<R> {
+  async run(request: T, signal: AbortSignal = new AbortController().signal, owner = ''): Promise<R> {
     signal.throwIfAborted();
     if (this.isFull) {
-      throw new SwitchboardError('no_capacity', { retryAfterSeconds: this.retryAfterSeconds() });
+      const evicted = this.waiting.evictFor(owner);
+      if (!evicted) throw this.noCapacity();
+      evicted.detach();
+      evicted.reject(this.noCapacity());
     }
     return new Promise<R>((resolve, reject) => {
       const onAbort = () => {
-        const at = this.waiting.indexOf(entry);
-        if (at >= 0) this.waiting.splice(at, 1);
+        this.waiting.remove(owner, entry);
         this.report();
         reject(signal.reason as Error);
       };
@@ -90,15 +98,20 @@ export class BatchingQueue<T, R> {
         request,
         signal,
         key: this.options.batchKey(request),
+        owner,
         resolve,
         reject,
         detach: () => signal.removeEventListener('abort', onAbort),
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      this.waiting.push(entry);
+      this.waiting.push(owner, entry);
       this.report();
       this.startBatches();
     });
+  }
+
+  private noCapacity(): SwitchboardError {
+    return new SwitchboardError('no_capacity', { retryAfterSeconds: this.retryAfterSeconds() });
   }
 
   private startBatches(): void {
@@ -110,15 +123,10 @@ export class BatchingQueue<T, R> {
     }
   }
 
-  /** The oldest waiting request and the next ones with its key, in arrival order. */
+  /** The next owner's oldest request, joined by others with its key, taken in turns. */
   private takeBatch(): Waiting<T, R>[] {
     const first = this.waiting.shift()!;
-    const batch = [first];
-    for (let i = 0; i < this.waiting.length && batch.length < this.options.maxBatch;) {
-      if (this.waiting[i]!.key === first.key) batch.push(...this.waiting.splice(i, 1));
-      else i += 1;
-    }
-    return batch;
+    return [first, ...this.waiting.take(this.options.maxBatch - 1, (entry) => entry.key === first.key)];
   }
 
   private async execute(batch: Waiting<T, R>[]): Promise<void> {

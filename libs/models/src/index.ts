@@ -40,6 +40,7 @@ export {
   type SessionOptions,
 } from './execution.js';
 export { WorkQueue, type WorkQueueOptions } from './queue.js';
+export { FairLine } from './fair-line.js';
 export {
   BatchingQueue,
   type BatchEntry,

@@ -94,3 +94,28 @@ test('runStream holds its slot until the stream is consumed or closed', async ()
   assert.equal(queue.active, 0);
   assert.equal(await queue.run(async () => 7), 7);
 });
+
+test('waiting jobs start by owner in turns; a full queue makes room for a newcomer by refusing the heaviest owner', async () => {
+  const queue = new WorkQueue({ concurrency: 1, depth: 3 });
+  const started: string[] = [];
+  const gates = new Map<string, () => void>();
+  const job = (name: string, owner: string) =>
+    queue.run(
+      () => {
+        started.push(name);
+        return new Promise<string>((resolve) => gates.set(name, () => resolve(name)));
+      },
+      undefined,
+      owner,
+    );
+  const heavy = ['h0', 'h1', 'h2', 'h3'].map((name) => job(name, 'heavy'));
+  const light = job('l1', 'light');
+  await assert.rejects(heavy[3]!, { code: 'no_capacity' });
+  for (const name of ['h0', 'h1', 'l1', 'h2']) {
+    while (!gates.has(name)) await new Promise((r) => setImmediate(r));
+    gates.get(name)!();
+  }
+  assert.equal(await light, 'l1');
+  assert.deepEqual(started, ['h0', 'h1', 'l1', 'h2']);
+  await Promise.all(heavy.slice(0, 3));
+});

@@ -1,6 +1,9 @@
 // A bounded work queue: at most `concurrency` jobs run, at most `depth` wait; beyond that a
-// request is refused at once with no_capacity, so clients back off instead of piling up.
+// request is refused at once with no_capacity, so clients back off instead of piling up. Waiting
+// jobs are started by owner (the caller's API key) in turns, and a full queue makes room for an
+// owner with few waiting by refusing the newest of the owner with the most (fair-line.ts).
 import { SwitchboardError } from '@switchboard/errors';
+import { FairLine } from './fair-line.js';
 
 export interface WorkQueueOptions {
   readonly concurrency: number;
@@ -11,11 +14,12 @@ export interface WorkQueueOptions {
 
 interface Waiter {
   start: () => void;
+  refuse: (error: Error) => void;
 }
 
 export class WorkQueue {
   private running = 0;
-  private readonly waiting: Waiter[] = [];
+  private readonly waiting = new FairLine<Waiter>();
   /** Moving average of job durations, for a Retry-After that means something. */
   private avgJobMs = 1000;
 
@@ -44,16 +48,20 @@ export class WorkQueue {
 
   /**
    * Waits for a slot (unless `signal` aborts first, which removes the job from the queue), runs
-   * `job`, frees the slot. Throws no_capacity when the queue is full.
+   * `job` for `owner`, frees the slot. Throws no_capacity when the queue is full and no other
+   * owner has more than its share waiting.
    */
-  async run<T>(job: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async run<T>(job: () => Promise<T>, signal?: AbortSignal, owner = ''): Promise<T> {
     signal?.throwIfAborted();
     if (this.running >= this.options.concurrency) {
       if (this.waiting.length >= this.options.depth) {
-        throw new SwitchboardError('no_capacity', { retryAfterSeconds: this.retryAfterSeconds() });
+        const evicted = this.waiting.evictFor(owner);
+        if (!evicted) throw this.noCapacity();
+        evicted.refuse(this.noCapacity());
       }
-      // A finishing job hands its slot straight to us (see finally), so nobody can jump the queue.
-      await this.wait(signal);
+      // A finishing job hands its slot straight to the next waiter (see finally), so a newcomer
+      // cannot take it ahead of those waiting.
+      await this.wait(signal, owner);
     } else {
       this.running += 1;
       this.report();
@@ -71,15 +79,19 @@ export class WorkQueue {
   }
 
   /** Consumes one job's worth of the queue like `run`, for a job whose body is an async iterator. */
-  async *runStream<T>(job: () => AsyncIterable<T>, signal?: AbortSignal): AsyncIterable<T> {
+  async *runStream<T>(job: () => AsyncIterable<T>, signal?: AbortSignal, owner = ''): AsyncIterable<T> {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let started!: () => void;
     const admitted = new Promise<void>((resolve) => (started = resolve));
-    const slot = this.run(() => {
-      started();
-      return held;
-    }, signal);
+    const slot = this.run(
+      () => {
+        started();
+        return held;
+      },
+      signal,
+      owner,
+    );
     // Whichever settles first: admission, or refusal/cancellation while waiting.
     await Promise.race([admitted, slot]);
     try {
@@ -90,22 +102,29 @@ export class WorkQueue {
     }
   }
 
-  private wait(signal: AbortSignal | undefined): Promise<void> {
+  private noCapacity(): SwitchboardError {
+    return new SwitchboardError('no_capacity', { retryAfterSeconds: this.retryAfterSeconds() });
+  }
+
+  private wait(signal: AbortSignal | undefined, owner: string): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         start: () => {
           signal?.removeEventListener('abort', onAbort);
           resolve();
         },
+        refuse: (error) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(error);
+        },
       };
       const onAbort = () => {
-        const at = this.waiting.indexOf(waiter);
-        if (at >= 0) this.waiting.splice(at, 1);
+        this.waiting.remove(owner, waiter);
         this.report();
         reject(signal?.reason as Error);
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.waiting.push(waiter);
+      this.waiting.push(owner, waiter);
       this.report();
     });
   }

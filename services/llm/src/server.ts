@@ -4,8 +4,8 @@ import type { CompletionService } from './completion/service.js';
 
 export function llmService(completions: CompletionService): ServiceRegistration {
   return defineService('Llm', {
-    Complete: (request, ctx) => completions.complete(request, ctx.signal),
-    StreamComplete: (request, ctx) => completions.stream(request, ctx.signal),
+    Complete: (request, ctx) => completions.complete(request, ctx.signal, ctx.keyId),
+    StreamComplete: (request, ctx) => completions.stream(request, ctx.signal, ctx.keyId),
     ListModels: async () => completions.listModels(),
   });
 }

@@ -37,7 +37,7 @@ export class ImageService {
     const labels = { model: modelId, size: sizeLabel(image.width, image.height) };
     let outcome = 'ok';
     try {
-      const denoised = await this.queue.run({ modelId, model, image }, ctx.signal);
+      const denoised = await this.queue.run({ modelId, model, image }, ctx.signal, ctx.keyId ?? '');
       const png = await encodePng(denoised.pixels);
       const imageId = newImageId();
       ctx.signal.throwIfAborted();

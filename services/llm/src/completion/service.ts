@@ -24,12 +24,17 @@ export class CompletionService {
   ) {}
 
   /** Deltas as chunks, then one `done` chunk with finish_reason and usage. */
-  async *stream(request: CompleteRequest__Output, signal: AbortSignal): AsyncGenerator<CompleteChunk> {
+  /** `owner` (the caller's key id) decides whose turn it is among waiting requests. */
+  async *stream(
+    request: CompleteRequest__Output,
+    signal: AbortSignal,
+    owner = '',
+  ): AsyncGenerator<CompleteChunk> {
     // Everything that can refuse the request does so before it takes a place in the loop.
     const { id, handle: model } = this.registry.get(request.model);
     const generation = toGenerationRequest(request, model);
     const promptTokens = generation.promptIds.length;
-    for await (const event of this.observed(model, generation, signal)) {
+    for await (const event of this.observed(model, generation, signal, owner)) {
       if (event.type === 'delta') {
         yield { delta: event.text, model: id };
       } else {
@@ -43,9 +48,13 @@ export class CompletionService {
     }
   }
 
-  async complete(request: CompleteRequest__Output, signal: AbortSignal): Promise<CompleteResponse> {
+  async complete(
+    request: CompleteRequest__Output,
+    signal: AbortSignal,
+    owner = '',
+  ): Promise<CompleteResponse> {
     let text = '';
-    for await (const chunk of this.stream(request, signal)) {
+    for await (const chunk of this.stream(request, signal, owner)) {
       if (chunk.delta !== undefined) text += chunk.delta;
       else if (chunk.done) return { ...chunk.done, text };
     }
@@ -85,6 +94,7 @@ export class CompletionService {
     model: LanguageModel,
     generation: GenerationRequest,
     signal: AbortSignal,
+    owner: string,
   ): AsyncGenerator<GenerationEvent> {
     const { metrics } = this;
     const labels = { model: model.id };
@@ -99,7 +109,7 @@ export class CompletionService {
       metrics.tokensGenerated.inc(labels);
     };
     try {
-      for await (const event of this.loopFor(model).generate(generation, signal, onToken)) {
+      for await (const event of this.loopFor(model).generate(generation, signal, onToken, owner)) {
         if (event.type === 'done') {
           finished = true;
           metrics.requests.inc({ ...labels, finish_reason: event.finishReason });

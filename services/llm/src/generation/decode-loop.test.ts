@@ -94,11 +94,12 @@ interface Result {
 async function generate(
   loop: DecodeLoop,
   req: GenerationRequest,
-  options: { signal?: AbortSignal; onDelta?: (count: number) => void } = {},
+  options: { signal?: AbortSignal; onDelta?: (count: number) => void; owner?: string } = {},
 ): Promise<Result> {
   let text = '';
   let deltas = 0;
-  for await (const event of loop.generate(req, options.signal ?? new AbortController().signal)) {
+  const signal = options.signal ?? new AbortController().signal;
+  for await (const event of loop.generate(req, signal, undefined, options.owner)) {
     if (event.type === 'delta') {
       text += event.text;
       options.onDelta?.(++deltas);
@@ -242,6 +243,21 @@ test('the cache budget and the batch size bound who joins; beyond the queue, no_
   // A request alone always runs, even over the budget.
   const tight = new DecodeLoop(model, { ...limits, cacheTokens: 10 });
   assert.equal((await generate(tight, request('Once upon a time', 30))).tokens, 30);
+});
+
+test('waiting requests join by owner in turns; a full queue refuses the heaviest owner rather than a newcomer', async () => {
+  const loop = new DecodeLoop(model, { ...limits, maxBatch: 1, queueDepth: 3 });
+  const finished: string[] = [];
+  const run = (name: string, owner: string) =>
+    generate(loop, request('Once upon a time', 8), { owner }).then((result) => {
+      finished.push(name);
+      return result;
+    });
+  const heavy = ['h0', 'h1', 'h2', 'h3'].map((name) => run(name, 'heavy'));
+  const light = run('l1', 'light');
+  await assert.rejects(heavy[3]!, (error) => isSwitchboardError(error) && error.code === 'no_capacity');
+  await Promise.all([light, ...heavy.slice(0, 3)]);
+  assert.deepEqual(finished, ['h0', 'h1', 'l1', 'h2']);
 });
 
 test('a reader that falls behind is stopped with no_capacity; the others are not slowed or changed', async () => {

@@ -5,6 +5,7 @@
 // pass at a time, never by its whole length. Each generation samples from its own row's logits with its own seeded stream, so
 // its tokens do not depend on what else is in the batch.
 import { SwitchboardError } from '@switchboard/errors';
+import { FairLine } from '@switchboard/models';
 import { Generation, type GenerationEvent, type GenerationRequest } from './generation.js';
 import { EventBuffer } from './event-buffer.js';
 import type { DecodeBatch, LanguageModel, PrefillSequence } from './model.js';
@@ -43,6 +44,8 @@ interface Sequence {
   /** Prompt + max_tokens: the most cache positions it can come to hold. */
   readonly reserved: number;
   readonly onToken: (() => void) | undefined;
+  /** The caller's API key: waiting requests are admitted by owner in turns. */
+  readonly owner: string;
   prefill?: PrefillSequence;
   /** The token its next step feeds. */
   nextToken: number;
@@ -52,7 +55,7 @@ interface Sequence {
 }
 
 export class DecodeLoop {
-  private readonly waiting: Sequence[] = [];
+  private readonly waiting = new FairLine<Sequence>();
   /** Admitted, prompt being read (oldest first). */
   private readonly reading: Sequence[] = [];
   /** The batch's rows, in row order. */
@@ -84,14 +87,16 @@ export class DecodeLoop {
   }
 
   /**
-   * Queues a generation and yields its events: text deltas, then one `done`. Throws no_capacity
-   * when it can neither join now nor wait. `signal` aborting, or the caller ceasing to read,
-   * takes it out of the batch before the next step.
+   * Queues a generation for `owner` and yields its events: text deltas, then one `done`. Throws
+   * no_capacity when it can neither join now nor wait, and no other owner has more than its share
+   * waiting (then that owner's newest waiting request is refused instead). `signal` aborting, or
+   * the caller ceasing to read, takes it out of the batch before the next step.
    */
   generate(
     request: GenerationRequest,
     signal: AbortSignal,
     onToken?: () => void,
+    owner = '',
   ): AsyncIterable<GenerationEvent> {
     signal.throwIfAborted();
     const sequence: Sequence = {
@@ -99,20 +104,24 @@ export class DecodeLoop {
       events: new EventBuffer(),
       reserved: request.promptIds.length + request.maxTokens,
       onToken,
+      owner,
       nextToken: -1,
       stopped: false,
       admittedAt: 0,
     };
     const joinsNow = this.waiting.length === 0 && this.fits(sequence);
     if (!joinsNow && this.waiting.length >= this.limits.queueDepth) {
-      throw new SwitchboardError('no_capacity', { retryAfterSeconds: this.retryAfterSeconds() });
+      const evicted = this.waiting.evictFor(owner);
+      if (!evicted) throw this.noCapacity();
+      evicted.stopped = true;
+      evicted.events.fail(this.noCapacity());
     }
     const onAbort = () => {
       sequence.stopped = true;
       sequence.events.fail(signal.reason);
     };
     signal.addEventListener('abort', onAbort, { once: true });
-    this.waiting.push(sequence);
+    this.waiting.push(owner, sequence);
     this.hooks.onChange?.();
     this.running ??= this.run();
     return this.read(sequence, () => signal.removeEventListener('abort', onAbort));
@@ -122,6 +131,10 @@ export class DecodeLoop {
   retryAfterSeconds(): number {
     const rounds = this.waiting.length / this.limits.maxBatch + 1;
     return Math.min(60, Math.max(1, Math.ceil((rounds * this.avgGenerationMs) / 1000)));
+  }
+
+  private noCapacity(): SwitchboardError {
+    return new SwitchboardError('no_capacity', { retryAfterSeconds: this.retryAfterSeconds() });
   }
 
   private async *read(sequence: Sequence, detach: () => void): AsyncGenerator<GenerationEvent> {
@@ -146,8 +159,8 @@ export class DecodeLoop {
     try {
       for (;;) {
         this.leaveStopped();
-        // In arrival order: the oldest waiting request joins first, and nobody jumps it.
-        while (this.waiting.length > 0 && this.fits(this.waiting[0]!)) {
+        // Owners take turns; the one whose turn it is joins first, and nobody jumps it.
+        for (let next = this.waiting.peek(); next && this.fits(next); next = this.waiting.peek()) {
           const sequence = this.waiting.shift()!;
           sequence.admittedAt = performance.now();
           this.reading.push(sequence);
@@ -298,13 +311,12 @@ export class DecodeLoop {
     for (let row = this.decoding.length - 1; row >= 0; row--) {
       if (this.decoding[row]!.stopped) this.removeRow(row);
     }
-    for (const list of [this.reading, this.waiting]) {
-      for (let i = list.length - 1; i >= 0; i--) {
-        if (list[i]!.stopped) {
-          list.splice(i, 1);
-          this.hooks.onChange?.();
-        }
+    for (let i = this.reading.length - 1; i >= 0; i--) {
+      if (this.reading[i]!.stopped) {
+        this.reading.splice(i, 1);
+        this.hooks.onChange?.();
       }
     }
+    if (this.waiting.removeWhere((sequence) => sequence.stopped) > 0) this.hooks.onChange?.();
   }
 }
