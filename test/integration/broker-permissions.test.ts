@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { connect, type NatsConnection } from 'nats';
 import { defaultResources, natsRoles, type NatsRole } from '@switchboard/broker-auth';
-import { SESSIONS_BUCKET, WORKERS_BUCKET } from '@switchboard/browser-registry';
+import { CAPACITY_REFUSALS_BUCKET, SESSIONS_BUCKET, WORKERS_BUCKET } from '@switchboard/browser-registry';
 import { startNats, startRedis, type NatsHandle, type RedisHandle } from '@switchboard/devcluster';
 import { jobNames } from '@switchboard/jobs';
 import { DEFAULT_BUCKET } from '@switchboard/keys';
@@ -54,6 +54,7 @@ test('the permission tables name the buckets, stream and subjects the libraries 
   assert.equal(defaultResources.keysUsageBucket, `${DEFAULT_BUCKET}_usage`);
   assert.equal(defaultResources.browserWorkersBucket, WORKERS_BUCKET);
   assert.equal(defaultResources.browserSessionsBucket, SESSIONS_BUCKET);
+  assert.equal(defaultResources.browserRefusalsBucket, CAPACITY_REFUSALS_BUCKET);
   assert.equal(defaultResources.jobsStream, jobs.stream);
   assert.equal(defaultResources.jobsSubjectPrefix, jobs.subjectPrefix);
   assert.deepEqual(
@@ -134,6 +135,10 @@ describe('NATS', () => {
     const view = await gateway.jetstream().views.kv(WORKERS_BUCKET, kvOptions);
     assert.equal((await view.get('worker-1'))?.string(), '{}');
     await refusal(() => view.put('worker-1', '{"forged":true}'));
+    // Capacity refusals (each key's share of the browsers) are the gateways' own, beside it.
+    const refusals = await gateway.jetstream().views.kv(CAPACITY_REFUSALS_BUCKET, kvOptions);
+    await refusals.put('keyid2345678', '{}');
+    await refusal(() => browser.jetstream().views.kv(CAPACITY_REFUSALS_BUCKET, kvOptions));
   });
 });
 

@@ -20,7 +20,7 @@ before(async () => {
     workerEnv: { DIFFUSION_CONCURRENCY: '1', DIFFUSION_QUEUE_DEPTH: '8', DIFFUSION_MAX_BATCH: '4' },
     sharedEnv: s3.env(bucket),
   });
-  key = await createKey(diffusion.stack.gateway, { rate_limit_per_minute: 10_000 });
+  key = await createKey(diffusion.stack.gateway, { tier: 'enterprise', rate_limit_per_minute: 10_000 });
 });
 after(async () => {
   await diffusion?.stop();

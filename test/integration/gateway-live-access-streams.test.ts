@@ -22,7 +22,7 @@ before(async () => {
     gatewayEnv: { STREAM_FIRST_EVENT_WAIT_MS: '100', KEYS_MAX_STALENESS_MS: String(STALENESS_MS) },
   });
   ({ worker, stack } = llm);
-  bystander = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
+  bystander = await createKey(stack.gateway, { tier: 'enterprise', rate_limit_per_minute: 10_000 });
 });
 after(async () => {
   stack?.nats.resume();

@@ -20,7 +20,7 @@ before(async () => {
   });
   ({ worker, stack } = llm);
   victim = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
-  bystander = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
+  bystander = await createKey(stack.gateway, { tier: 'enterprise', rate_limit_per_minute: 10_000 });
 });
 after(async () => {
   await llm?.stop();

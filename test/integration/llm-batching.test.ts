@@ -16,7 +16,7 @@ let key: CreatedKey;
 
 before(async () => {
   llm = await startLlmStack({ repository: () => sharedModelRepository(`llm/${MODEL}`) });
-  key = await createKey(llm.stack.gateway, { rate_limit_per_minute: 100_000 });
+  key = await createKey(llm.stack.gateway, { tier: 'enterprise', rate_limit_per_minute: 100_000 });
 });
 after(async () => {
   await llm?.stop();

@@ -32,7 +32,7 @@ before(async () => {
     env: { MODEL_DIR: repo.modelDir, LLM_MAX_BATCH: '1', LLM_QUEUE_DEPTH: '1', ORT_INTRA_OP_THREADS: '1' },
   });
   stack = await startStack({ env: { LLM_ADDR: busy.address } });
-  key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
+  key = await createKey(stack.gateway, { tier: 'enterprise', rate_limit_per_minute: 10_000 });
 });
 after(async () => {
   await Promise.all(started.map((p) => p.stop()));

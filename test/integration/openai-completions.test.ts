@@ -161,8 +161,9 @@ test('400s surface as BadRequestError naming the param; 401 as AuthenticationErr
   });
   assert.equal(res.status, 404);
   const body = (await res.json()) as { error: Record<string, unknown> };
-  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type']);
+  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'request_id', 'type']);
   assert.equal(body.error.code, 'not_found');
+  assert.equal(body.error.request_id, res.headers.get('x-request-id'));
 });
 
 test("a 429's Retry-After is honoured by the client's own retries; when they run out, RateLimitError", async () => {

@@ -94,6 +94,17 @@ test('create, poll to completed, list, download the MP4; a finished video cannot
   });
   assert.equal(ranged.status, 206);
   assert.deepEqual(Buffer.from(await ranged.arrayBuffer()), mp4.subarray(0, 8));
+  // A range past the end: 416 with the size, and OpenAI's error body carrying the request id.
+  const past = await fetch(`${s.gateway.url}/v1/videos/${created.id}/content`, {
+    headers: { ...bearer(apiKey), range: 'bytes=999999999-' },
+  });
+  assert.equal(past.status, 416);
+  assert.equal(past.headers.get('content-range'), `bytes */${mp4.length}`);
+  const { error: refused } = (await past.json()) as { error: Record<string, unknown> };
+  assert.equal(refused.code, 'invalid_request');
+  assert.equal(refused.type, 'invalid_request_error');
+  assert.equal(refused.param, null);
+  assert.equal(refused.request_id, past.headers.get('x-request-id'));
 
   await assert.rejects(client.videos.delete(created.id), (error: unknown) => {
     assert.ok(error instanceof OpenAI.ConflictError);

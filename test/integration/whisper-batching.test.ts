@@ -19,7 +19,7 @@ before(async () => {
   whisper = await startModelStack('whisper', {
     workerEnv: { WHISPER_CONCURRENCY: '1', WHISPER_MAX_BATCH: '4', WHISPER_QUEUE_DEPTH: '8' },
   });
-  key = await createKey(whisper.stack.gateway, { rate_limit_per_minute: 10_000 });
+  key = await createKey(whisper.stack.gateway, { tier: 'enterprise', rate_limit_per_minute: 10_000 });
 });
 after(async () => {
   await whisper?.stop();

@@ -60,7 +60,7 @@ before(async () => {
     },
   });
   stack = await startStack({ env: { WHISPER_ADDR: worker.address } });
-  key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
+  key = await createKey(stack.gateway, { tier: 'enterprise', rate_limit_per_minute: 10_000 });
 });
 after(async () => {
   await stack?.stop();

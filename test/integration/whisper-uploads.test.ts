@@ -1,12 +1,16 @@
 // The whisper path's behaviour under stress: uploads over the tier limit (refused without the
-// gateway holding them), clients that vanish mid-upload (no ffmpeg left behind), and a model that
-// is still loading (503 model_loading with Retry-After).
+// gateway holding them), clients that vanish mid-upload (nothing of them left in the worker's
+// spool, no ffmpeg), and a model that is still loading (503 model_loading with Retry-After).
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { wavHeader } from '../support/audio.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
-import { descendantsNamed, isRunning, peakRss } from '../support/processes.js';
+import { descendantsNamed, peakRss } from '../support/processes.js';
 import { errorOf, sleep, startWorkerWithGateway, startStack, type Stack } from '../support/stack.js';
 import {
   startWorker,
@@ -17,13 +21,15 @@ import {
 
 const UPLOAD_LIMIT = 8 * 1024 * 1024;
 let repo: TinyModelRepository;
+let spoolDir: string;
 let worker: WorkerProcess;
 let stack: Stack;
 let key: CreatedKey;
 
 before(async () => {
   repo = await tinyWhisperRepository();
-  worker = await startWorker('whisper', { env: { MODEL_DIR: repo.modelDir } });
+  spoolDir = await mkdtemp(join(tmpdir(), 'whisper-spool-'));
+  worker = await startWorker('whisper', { env: { MODEL_DIR: repo.modelDir, WHISPER_SPOOL_DIR: spoolDir } });
   stack = await startStack({
     env: {
       WHISPER_ADDR: worker.address,
@@ -35,7 +41,7 @@ before(async () => {
 after(async () => {
   await stack?.stop();
   await worker?.stop();
-  await repo?.remove();
+  await Promise.all([repo?.remove(), spoolDir && rm(spoolDir, { recursive: true, force: true })]);
 });
 
 /** Quiet 16-bit noise: bytes ffmpeg decodes as audio, made once and reused for every chunk. */
@@ -128,7 +134,7 @@ test('an upload over the tier limit → 413 while it streams; the gateway never 
   await until(() => ffmpegProcesses().length === 0, 'the refused upload’s ffmpeg is gone');
 });
 
-test('a client that disconnects mid-upload leaves no ffmpeg process behind', async () => {
+test('a client that disconnects mid-upload leaves nothing in the spool and no ffmpeg behind', async () => {
   const abort = new AbortController();
   const upload = streamedUpload({
     chunks: 10_000,
@@ -136,12 +142,13 @@ test('a client that disconnects mid-upload leaves no ffmpeg process behind', asy
     delayMs: 20,
     signal: abort.signal,
   }).catch((error: unknown) => error);
-  await until(() => ffmpegProcesses().length > 0, 'the worker decodes the upload');
-  const running = ffmpegProcesses();
+  // The upload is spooled while it arrives; it is decoded only once it has arrived whole.
+  await until(() => readdirSync(spoolDir).length > 0, 'the worker spools the upload');
   abort.abort();
   assert.ok((await upload) instanceof Error);
-  await until(() => running.every((pid) => !isRunning(pid)), 'ffmpeg exits', 5_000);
+  await until(() => readdirSync(spoolDir).length === 0, 'the spooled upload is removed', 5_000);
   assert.deepEqual(ffmpegProcesses(), []);
+  assert.equal(await worker.metric('whisper_spool_bytes'), 0);
   // The worker is still healthy and serves the next upload.
   const res = await streamedUpload({ chunks: 4, chunkBytes: 32_000 });
   assert.equal(res.status, 200, await res.clone().text());

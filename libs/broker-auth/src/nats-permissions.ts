@@ -71,6 +71,7 @@ export function natsPermissions(role: NatsRole, resources: ClusterResources): Na
       ...kvWrite(resources.keysBucket),
       ...kvWrite(resources.keysUsageBucket),
       ...registry.flatMap(kvRead),
+      ...kvWrite(resources.browserRefusalsBucket),
       ...jobs,
       // Submitting a job, and taking a cancelled one out of the queue.
       `${resources.jobsSubjectPrefix}.>`,

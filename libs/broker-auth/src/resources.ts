@@ -11,6 +11,8 @@ export interface ClusterResources {
   /** The browser session registry: one record per worker, one per session. */
   readonly browserWorkersBucket: string;
   readonly browserSessionsBucket: string;
+  /** Keys recently turned away for lack of browsers (gateways only: the capacity share). */
+  readonly browserRefusalsBucket: string;
   /** The animation work queue: its stream, job subjects and the buckets beside it. */
   readonly jobsStream: string;
   readonly jobsSubjectPrefix: string;
@@ -24,6 +26,7 @@ export const defaultResources: ClusterResources = {
   keysUsageBucket: 'switchboard_keys_usage',
   browserWorkersBucket: 'browser_workers',
   browserSessionsBucket: 'browser_sessions',
+  browserRefusalsBucket: 'browser_capacity_refusals',
   jobsStream: 'SWITCHBOARD_ANIMATE',
   jobsSubjectPrefix: 'switchboard.animate.jobs',
   jobBuckets: [

@@ -63,7 +63,7 @@ test('the Redis ACL file turns the default user off and stores no password in th
   assert.equal(lines[0], 'user default off resetkeys resetchannels -@all');
   assert.match(
     lines[1]!,
-    /^user gateway on #[0-9a-f]{64} resetkeys ~sb:\* resetchannels -@all .*-@dangerous \+info$/,
+    /^user gateway on #[0-9a-f]{64} resetkeys ~sb:\* resetchannels -@all .*-@dangerous \+info \+time$/,
   );
   assert.match(lines[2]!, /^user operator on #[0-9a-f]{64} ~\* &\* \+@all$/);
   assert.ok(!file.includes('password'));

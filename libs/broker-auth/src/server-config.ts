@@ -51,6 +51,8 @@ export function redisAclRules(role: RedisRole, keyPrefix: string): string[] {
         '-@dangerous',
         // ioredis's ready check.
         '+info',
+        // Call-place leases are timed by Redis's clock, so replicas' clocks need not agree.
+        '+time',
       ];
   }
 }

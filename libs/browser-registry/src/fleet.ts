@@ -2,8 +2,12 @@ import type { KV, KvEntry, NatsConnection } from 'nats';
 import { watchBucket, type BucketWatch } from '@switchboard/keys';
 import type { Logger } from '@switchboard/telemetry';
 import {
+  CAPACITY_REFUSAL_WINDOW_MS,
+  CAPACITY_REFUSALS_BUCKET,
+  decodeRefusal,
   decodeSession,
   decodeWorker,
+  encodeRecord,
   SESSION_RECORD_MAX_AGE_MS,
   SESSIONS_BUCKET,
   WORKER_RECORD_MAX_AGE_MS,
@@ -20,6 +24,19 @@ export interface FleetOptions {
 
 export const DEFAULT_STALE_AFTER_MS = 6_000;
 
+/** The cluster's browsers as the registry shows them: what the capacity share is measured on. */
+export interface FleetUsage {
+  /** Sessions the live workers can run at once (the sum of their `max_sessions`). */
+  capacity: number;
+  /** Sessions running on live workers (per worker, its heartbeat or the registry, whichever is more). */
+  inUse: number;
+  /** Active sessions per owner key id, cluster-wide. */
+  sessionsByKey: Map<string, number>;
+}
+
+/** NATS KV keys allow only these; key ids (`[a-z2-7]{12}`) always match. */
+const KV_KEY = /^[-/_=.a-zA-Z0-9]+$/;
+
 /**
  * The gateway's side of the registry: a local, watched view of every browser worker and session,
  * so routing a call costs no round trip. A record another replica created a moment ago may not
@@ -28,12 +45,16 @@ export const DEFAULT_STALE_AFTER_MS = 6_000;
 export class BrowserFleet {
   private readonly workerRecords = new Map<string, WorkerRecord>();
   private readonly sessionRecords = new Map<string, SessionRecord>();
+  /** Key id → unix ms of its latest `no_capacity` refusal (any replica's), within the window. */
+  private readonly refusals = new Map<string, number>();
   private readonly watches: BucketWatch[] = [];
   private lastSweep = 0;
 
   private constructor(
     private readonly sessionsKv: KV,
+    private readonly refusalsKv: KV,
     private readonly staleAfterMs: number,
+    private readonly logger: Logger,
   ) {}
 
   static async open(nc: NatsConnection, options: FleetOptions): Promise<BrowserFleet> {
@@ -41,10 +62,20 @@ export class BrowserFleet {
     // Same options as the workers' side: whichever opens a bucket first creates it.
     const workersKv = await js.views.kv(WORKERS_BUCKET, { history: 1, ttl: WORKER_RECORD_MAX_AGE_MS });
     const sessionsKv = await js.views.kv(SESSIONS_BUCKET, { history: 1, ttl: SESSION_RECORD_MAX_AGE_MS });
-    const fleet = new BrowserFleet(sessionsKv, options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS);
+    const refusalsKv = await js.views.kv(CAPACITY_REFUSALS_BUCKET, {
+      history: 1,
+      ttl: CAPACITY_REFUSAL_WINDOW_MS,
+    });
+    const fleet = new BrowserFleet(
+      sessionsKv,
+      refusalsKv,
+      options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
+      options.logger,
+    );
     fleet.watches.push(
       await watchBucket(workersKv, (e) => fleet.onWorker(e), options.logger, WORKERS_BUCKET),
       await watchBucket(sessionsKv, (e) => fleet.onSession(e), options.logger, SESSIONS_BUCKET),
+      await watchBucket(refusalsKv, (e) => fleet.onRefusal(e), options.logger, CAPACITY_REFUSALS_BUCKET),
     );
     await Promise.all(fleet.watches.map((w) => w.ready));
     return fleet;
@@ -120,6 +151,66 @@ export class BrowserFleet {
   }
 
   /**
+   * The cluster's capacity, the sessions in use and each key's share of them. Counted per live
+   * worker like pickWorker counts, so "full" here is exactly when placement finds no worker.
+   */
+  usage(now = Date.now()): FleetUsage {
+    const live = new Map(this.liveWorkers(now).map((w) => [w.worker_id, w]));
+    const onWorker = new Map<string, number>();
+    const sessionsByKey = new Map<string, number>();
+    for (const record of this.sessionRecords.values()) {
+      if (record.session.status !== 'active' || !live.has(record.worker_id)) continue;
+      onWorker.set(record.worker_id, (onWorker.get(record.worker_id) ?? 0) + 1);
+      const owner = record.session.owner_key_id;
+      sessionsByKey.set(owner, (sessionsByKey.get(owner) ?? 0) + 1);
+    }
+    let capacity = 0;
+    let inUse = 0;
+    for (const worker of live.values()) {
+      capacity += worker.max_sessions;
+      inUse += Math.min(
+        worker.max_sessions,
+        Math.max(worker.active_sessions, onWorker.get(worker.worker_id) ?? 0),
+      );
+    }
+    return { capacity, inUse, sessionsByKey };
+  }
+
+  /**
+   * Records that `keyId` was turned away for lack of capacity, for every replica. Awaited before
+   * the refusal is answered, so a replica asked next already sees it; a registry that does not
+   * answer costs the record (logged), never the answer.
+   */
+  async recordRefusal(keyId: string, now = Date.now()): Promise<void> {
+    if (!KV_KEY.test(keyId)) return;
+    this.refusals.set(keyId, now);
+    try {
+      await this.refusalsKv.put(keyId, encodeRecord({ key_id: keyId, refused_at_ms: now }));
+    } catch (error) {
+      this.logger.warn({ err: error }, 'capacity refusal not recorded');
+    }
+  }
+
+  /** The key got a session: it is no longer waiting. Only keys with a record cost a write. */
+  clearRefusal(keyId: string): void {
+    if (!this.refusals.delete(keyId)) return;
+    this.refusalsKv.delete(keyId).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'capacity refusal not cleared');
+    });
+  }
+
+  /** Keys refused for lack of capacity within CAPACITY_REFUSAL_WINDOW_MS and not served since. */
+  waitingKeys(now = Date.now()): string[] {
+    const waiting: string[] = [];
+    for (const [keyId, at] of this.refusals) {
+      if (now - at <= CAPACITY_REFUSAL_WINDOW_MS) waiting.push(keyId);
+      // The bucket drops it too, without telling watchers.
+      else this.refusals.delete(keyId);
+    }
+    return waiting;
+  }
+
+  /**
    * Drops a worker this replica found unreachable, so placement skips it at once rather than
    * after its heartbeat goes stale; a live worker's next heartbeat brings it back.
    */
@@ -143,6 +234,18 @@ export class BrowserFleet {
     }
     const record = decodeWorker(entry.value);
     if (record) this.workerRecords.set(entry.key, record);
+  }
+
+  private onRefusal(entry: KvEntry): void {
+    if (entry.operation !== 'PUT') {
+      this.refusals.delete(entry.key);
+      return;
+    }
+    const record = decodeRefusal(entry.value);
+    // The key is the key id; a record naming another is not trusted.
+    if (record && record.key_id === entry.key) {
+      this.refusals.set(entry.key, Math.max(record.refused_at_ms, this.refusals.get(entry.key) ?? 0));
+    }
   }
 
   private onSession(entry: KvEntry): void {

@@ -19,10 +19,29 @@ export const SESSION_REFRESH_INTERVAL_MS = 10 * 60 * 1000;
 /** Worker records are rewritten every heartbeat; the max age only clears out long-dead workers. */
 export const WORKER_RECORD_MAX_AGE_MS = 5 * 60 * 1000;
 
+/**
+ * Bucket of keys turned away with `no_capacity` while below their share of the cluster's
+ * browsers, key = key id, written and read by gateways only. It is what makes "another key is
+ * being refused" the same fact on every gateway replica (each refuses on its own view), so a key
+ * above its share cannot take the browser a waiting key was refused on another replica. A record
+ * counts for CAPACITY_REFUSAL_WINDOW_MS (six times the 5 s Retry-After, so a client that retries
+ * as told is still waiting when it comes back) and is deleted as soon as that key gets a session;
+ * the bucket's max age is the same window, so records of keys that gave up fade out on their own.
+ */
+export const CAPACITY_REFUSALS_BUCKET = 'browser_capacity_refusals';
+export const CAPACITY_REFUSAL_WINDOW_MS = 30_000;
+
+/** A key turned away for lack of capacity (gateways' own record; not a worker record). */
+export interface CapacityRefusal {
+  key_id: string;
+  /** Unix ms of the latest refusal. */
+  refused_at_ms: number;
+}
+
 const decoder = new TextDecoder();
 const encoder = new TextEncoder();
 
-export const encodeRecord = (record: WorkerRecord | SessionRecord): Uint8Array =>
+export const encodeRecord = (record: WorkerRecord | SessionRecord | CapacityRefusal): Uint8Array =>
   encoder.encode(JSON.stringify(record));
 
 const isString = (v: unknown): v is string => typeof v === 'string';
@@ -66,6 +85,12 @@ export function decodeSession(bytes: Uint8Array): SessionRecord | null {
     return null;
   }
   return value as unknown as SessionRecord;
+}
+
+export function decodeRefusal(bytes: Uint8Array): CapacityRefusal | null {
+  const value = parse(bytes);
+  if (!value || !isString(value.key_id) || !isCount(value.refused_at_ms)) return null;
+  return { key_id: value.key_id, refused_at_ms: value.refused_at_ms };
 }
 
 function parse(bytes: Uint8Array): Record<string, unknown> | null {

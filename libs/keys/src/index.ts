@@ -9,6 +9,13 @@ export {
   tierRank,
 } from './tiers.js';
 export { type KeyStatus, type KeyRecord, type StoredSecret, type PublicKeyView } from './record.js';
-export { normalizeCidr, GRACE_SECONDS_MAX, type CreateKeyInput, type KeyPatch } from './validate.js';
+export {
+  normalizeCidr,
+  isSafeDisplayText,
+  UNSAFE_DISPLAY_TEXT_MESSAGE,
+  GRACE_SECONDS_MAX,
+  type CreateKeyInput,
+  type KeyPatch,
+} from './validate.js';
 export { KeyStore, DEFAULT_BUCKET, type KeyStoreOptions, type IssuedKey } from './store.js';
 export { watchBucket, type BucketWatch } from './watch.js';

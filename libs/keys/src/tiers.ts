@@ -14,6 +14,8 @@ export interface TierPolicy {
   upload_limit_bytes: number;
   /** Animation jobs queued or running at once; 0 = no access to /animate. */
   animation_jobs: number;
+  /** Calls running or waiting at once to one capability (llm, whisper, diffusion), cluster-wide. */
+  model_calls: number;
 }
 
 export type TierPolicies = Readonly<Record<Tier, Readonly<TierPolicy>>>;
@@ -26,18 +28,21 @@ export const defaultTierPolicies: TierPolicies = Object.freeze({
     browser_sessions: 2,
     upload_limit_bytes: 25 * MB,
     animation_jobs: 0,
+    model_calls: 2,
   }),
   professional: Object.freeze({
     requests_per_minute: 600,
     browser_sessions: 10,
     upload_limit_bytes: 100 * MB,
     animation_jobs: 2,
+    model_calls: 8,
   }),
   enterprise: Object.freeze({
     requests_per_minute: 6000,
     browser_sessions: 50,
     upload_limit_bytes: 500 * MB,
     animation_jobs: 10,
+    model_calls: 32,
   }),
 });
 

@@ -1,7 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SwitchboardError } from '@switchboard/errors';
-import { normalizeCidr, validateCreate, validatePatch, validateGraceSeconds } from './validate.js';
+import {
+  isSafeDisplayText,
+  normalizeCidr,
+  validateCreate,
+  validatePatch,
+  validateGraceSeconds,
+} from './validate.js';
 
 function paramOf(fn: () => unknown): string | undefined {
   try {
@@ -88,4 +94,41 @@ test('patch validation checks only present fields and ignores unknown ones', () 
     'grace_seconds',
   );
   assert.equal(validateGraceSeconds(0), 0);
+});
+
+test('names with control, unpaired surrogate or bidirectional formatting characters are refused', () => {
+  const refused = [
+    'ci\u0000key',
+    'ci\u0007',
+    '\tci',
+    'ci\nkey',
+    'ci\u007f',
+    'ci\u0085key',
+    'ci\u009b31m',
+    'ci\ud800key',
+    'ci\udfff',
+    'ci\u202ekey',
+    'ci\u202akey',
+    'ci\u2066key\u2069',
+    'ci\u200ekey',
+    'ci\u200f',
+    'ci\u061c',
+  ];
+  for (const name of refused) {
+    assert.equal(
+      paramOf(() => validateCreate({ name, tier: 'basic' })),
+      'name',
+      JSON.stringify(name),
+    );
+    assert.equal(
+      paramOf(() => validatePatch({ name })),
+      'name',
+      JSON.stringify(name),
+    );
+    assert.equal(isSafeDisplayText(name), false, JSON.stringify(name));
+  }
+  // Ordinary text of any script, emoji (a well-formed surrogate pair) and joiners stay allowed.
+  for (const name of ['Équipe ☕ CI', 'فريق البيانات', 'チーム 🚀', 'a\u200db', 'נתונים 2']) {
+    assert.equal(validateCreate({ name, tier: 'basic' }).name, name);
+  }
 });

@@ -13,8 +13,28 @@ function invalid(param: string, message: string): SwitchboardError {
   return new SwitchboardError('invalid_request', { param, message });
 }
 
+/**
+ * Characters a label shown to people must not hold: control characters (C0, DEL, C1, NUL
+ * included), which break logs, terminals and CSV exports; lone surrogates, which are not text and
+ * fail to encode as UTF-8; and the bidirectional marks, embeddings, overrides and isolates
+ * (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069), which make a label display as something
+ * other than what it holds ("Trojan Source"). With the `u` flag a lone surrogate is a code point
+ * of its own, in category Cs, while a well-formed pair is not.
+ */
+const unsafeDisplayCharacter = /[\p{Cc}\p{Cs}\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+
+/** Whether `value` is safe to show as a label: none of the characters above. */
+export function isSafeDisplayText(value: string): boolean {
+  return !unsafeDisplayCharacter.test(value);
+}
+
+export const UNSAFE_DISPLAY_TEXT_MESSAGE =
+  'must not contain control characters, unpaired surrogates or bidirectional formatting characters';
+
 export function validateName(value: unknown): string {
   if (typeof value !== 'string') throw invalid('name', 'name must be a string.');
+  // Checked before trimming: a control character at either end is refused, not silently dropped.
+  if (!isSafeDisplayText(value)) throw invalid('name', `name ${UNSAFE_DISPLAY_TEXT_MESSAGE}.`);
   const name = value.trim();
   if (name.length === 0 || name.length > NAME_MAX)
     throw invalid('name', `name must be 1–${NAME_MAX} characters.`);

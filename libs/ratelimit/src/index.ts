@@ -6,3 +6,10 @@ export {
   type RateLimiterOptions,
   type RateLimitResult,
 } from './limiter.js';
+export {
+  createConcurrencyLimiter,
+  DEFAULT_LEASE_MS,
+  type CallSlot,
+  type ConcurrencyLimiter,
+  type ConcurrencyLimiterOptions,
+} from './concurrency.js';

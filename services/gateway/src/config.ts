@@ -22,6 +22,7 @@ const tierPolicy = z.object({
   browser_sessions: z.number().int().min(0),
   upload_limit_bytes: z.number().int().positive(),
   animation_jobs: z.number().int().min(0),
+  model_calls: z.number().int().positive(),
 }) satisfies z.ZodType<TierPolicy>;
 
 const MB = 1_000_000;
@@ -134,7 +135,7 @@ const schema = z
     TIER_POLICIES: env
       .json(tierOverrides, '{}')
       .describe(
-        'JSON overriding any field of any tier, e.g. `{"basic":{"requests_per_minute":120}}`; fields `requests_per_minute`, `browser_sessions`, `upload_limit_bytes`, `animation_jobs`; `{}` keeps API.md §1\'s limits.',
+        'JSON overriding any field of any tier, e.g. `{"basic":{"requests_per_minute":120}}`; fields `requests_per_minute`, `browser_sessions`, `upload_limit_bytes`, `animation_jobs`, `model_calls`; `{}` keeps API.md §1\'s limits.',
       ),
     JSON_BODY_LIMIT_BYTES: env
       .positiveInt(1 * MB)

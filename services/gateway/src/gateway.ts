@@ -8,11 +8,12 @@ import { EventPublisher } from '@switchboard/events';
 import { JobBoard } from '@switchboard/jobs';
 import { KeyStore } from '@switchboard/keys';
 import { createObjectStore } from '@switchboard/objectstore';
-import { createRateLimiter, createRedisClient } from '@switchboard/ratelimit';
+import { createConcurrencyLimiter, createRateLimiter, createRedisClient } from '@switchboard/ratelimit';
 import { createRegistry, startMetricsServer, type Logger } from '@switchboard/telemetry';
 import { LiveRequests } from './auth/live-requests.js';
 import { createWorkerClients } from './clients/index.js';
 import type { GatewayConfig } from './config.js';
+import { answerClientErrors } from './http/client-errors.js';
 import { routeUpgrades } from './http/upgrades.js';
 import { createGatewayMetrics } from './ops/metrics.js';
 import { NatsLiveness } from './ops/nats-liveness.js';
@@ -98,6 +99,12 @@ async function open(
   opened.push(() => redis.disconnect());
   const limiter = createRateLimiter({ redis, keyPrefix: config.rateLimitPrefix, logger });
   opened.push(() => limiter.close());
+  const callPlaces = createConcurrencyLimiter({
+    redis,
+    keyPrefix: `${config.rateLimitPrefix}:calls`,
+    logger,
+  });
+  opened.push(() => callPlaces.close());
   const fleet = await BrowserFleet.open(nats, { logger });
   opened.push(() => fleet.close());
   const events = new EventPublisher(nats, logger);
@@ -132,6 +139,7 @@ async function open(
     logger,
     keys,
     limiter,
+    callPlaces,
     clients,
     events,
     metrics,
@@ -157,6 +165,7 @@ async function open(
     },
     app,
   );
+  answerClientErrors(server, logger);
   // Every socket, upgraded ones included: closeAllConnections() knows only HTTP connections, and
   // a DevTools WebSocket left open would keep the drain from ever ending.
   const sockets = new Set<Socket>();
@@ -199,6 +208,7 @@ async function open(
     await keys.close();
     await drainNats(nats);
     limiter.close();
+    callPlaces.close();
     redis.disconnect();
     await metricsServer.close();
     logger.info('stopped');

@@ -2,13 +2,14 @@ import express, { type Express, type Request } from 'express';
 import helmet from 'helmet';
 import type { KeyStore } from '@switchboard/keys';
 import type { ObjectStore } from '@switchboard/objectstore';
-import type { RateLimiter } from '@switchboard/ratelimit';
+import type { ConcurrencyLimiter, RateLimiter } from '@switchboard/ratelimit';
 import type { Logger } from '@switchboard/telemetry';
 import { adminRouter } from './admin/admin-routes.js';
 import { AccessCheck } from './auth/access.js';
 import { AuthFailureGuard, authenticate } from './auth/authenticate.js';
 import type { LiveRequests } from './auth/live-requests.js';
 import { clusterAllowlist } from './auth/ip-allowlists.js';
+import { holdModelCalls } from './auth/model-calls.js';
 import { rateLimit } from './auth/rate-limit.js';
 import { tierGate } from './auth/tiers.js';
 import type { WorkerClients } from './clients/index.js';
@@ -39,6 +40,8 @@ export interface GatewayDeps {
   logger: Logger;
   keys: KeyStore;
   limiter: RateLimiter;
+  /** The keys' model calls at once, shared by every replica. */
+  callPlaces: ConcurrencyLimiter;
   clients: WorkerClients;
   events: EventPublisher;
   metrics: GatewayMetrics;
@@ -54,13 +57,15 @@ export interface GatewayDeps {
 /**
  * Wiring only. The order is the contract of API.md §1: probes; cluster IP allowlist; the admin
  * API behind its token; then key authentication, the key's IP allowlist and the tier gate —
- * all before the rate limit, so 401/403 never spend a key's quota — and then the routes.
+ * all before the rate limit, so 401/403 never spend a key's quota — then the key's model calls
+ * at once, and the routes.
  */
 export function createApp({
   config,
   logger,
   keys,
   limiter,
+  callPlaces,
   clients,
   events,
   metrics,
@@ -105,6 +110,7 @@ export function createApp({
   app.use(authenticate({ keys, guard, access }));
   app.use(tierGate());
   app.use(rateLimit(limiter, config.tiers, metrics));
+  app.use(holdModelCalls(callPlaces, config.tiers, metrics));
 
   const bodyLimit = config.http.jsonBodyLimitBytes;
   app.use(queryRouter(clients.llm, bodyLimit, config.streams, live));

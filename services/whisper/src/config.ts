@@ -29,7 +29,7 @@ const schema = z
       .min(0)
       .default(8)
       .describe(
-        'Uploads in progress (received, decoded or recognised) beyond WHISPER_CONCURRENCY; beyond them `503 no_capacity` before the file is read. Each holds at most WHISPER_MAX_BATCH windows of samples, whatever its length.',
+        'Received uploads decoded and recognised at once beyond WHISPER_CONCURRENCY; as many more wait, served by key in turns, and beyond those `503 no_capacity`. An upload takes a place only once it has arrived whole (uploads still arriving hold spool bytes only), then holds at most WHISPER_MAX_BATCH windows of samples, whatever its length.',
       ),
     WHISPER_MAX_AUDIO_SECONDS: env
       .positiveInt(2 * 3600)
@@ -50,13 +50,19 @@ const schema = z
         "Overlap on each inner edge of a window, used to stitch the windows' texts; under half a window.",
       ),
     WHISPER_SPOOL_DIR: z.string().min(1).default(tmpdir()).meta({
-      description: 'Where MP4-family uploads (which ffmpeg must read with seeking) are spooled.',
+      description:
+        'Where uploads are spooled while they arrive: recognition starts once an upload and all its form fields have arrived, so fields may follow the file.',
       docsDefault: 'the OS temp folder',
     }),
     WHISPER_SPOOL_MAX_BYTES: env
       .positiveInt(512 * 1024 ** 2)
       .describe(
-        "Bytes all spooled uploads together may take in WHISPER_SPOOL_DIR (a spooled file stays until its transcription ends); past it `503 no_capacity`. 512 MiB stays below the chart's 1 GiB /tmp, where a full emptyDir would get the pod evicted.",
+        "Bytes all spooled uploads together may take in WHISPER_SPOOL_DIR (a spooled file stays until its transcription ends); past it `503 no_capacity` with Retry-After, or `413 payload_too_large` for an upload larger than this alone. 512 MiB stays below the chart's 1 GiB /tmp, where a full emptyDir would get the pod evicted.",
+      ),
+    WHISPER_SPOOL_PER_KEY_BYTES: env
+      .positiveInt(500_000_000)
+      .describe(
+        "Bytes the spooled uploads of one API key may take together (within WHISPER_SPOOL_MAX_BYTES), so that one key sending many slow uploads cannot take the whole spool from the others; past it `503 no_capacity` with Retry-After (the key's other uploads hold the room), or `413 payload_too_large` for an upload larger than this alone. The default is the largest default tier upload limit (enterprise, 500 MB), so one such upload always fits.",
       ),
     FFMPEG_PATH: z
       .string()
@@ -87,6 +93,7 @@ const schema = z
     ffmpegPath: e.FFMPEG_PATH,
     spoolDir: e.WHISPER_SPOOL_DIR,
     spoolMaxBytes: e.WHISPER_SPOOL_MAX_BYTES,
+    spoolPerKeyBytes: e.WHISPER_SPOOL_PER_KEY_BYTES,
     loadingRetryAfterSeconds: e.WHISPER_LOADING_RETRY_AFTER_SECONDS,
     loadDelayMs: e.WHISPER_LOAD_DELAY_MS,
   }));

@@ -24,12 +24,12 @@ async function main(): Promise<void> {
       languages: [...model.languages].sort(),
     }),
     services: ({ models, metrics }) => {
-      const maxUploads = config.queue.concurrency + config.queue.depth;
+      const maxTranscriptions = config.queue.concurrency + config.queue.depth;
       const recognition = new RecognitionQueue({
         concurrency: config.queue.concurrency,
-        // Uploads are admitted (and refused) by the transcription service; each has at most
-        // maxBatch windows out, so no window is ever refused here.
-        depth: maxUploads * config.maxBatch,
+        // Received uploads are admitted (and refused) by the transcription service; each has at
+        // most maxBatch windows out, so no window is ever refused here.
+        depth: maxTranscriptions * config.maxBatch,
         maxBatch: config.maxBatch,
         onDepth: (waiting, running) => {
           metrics.queueDepth.set(waiting);
@@ -44,8 +44,9 @@ async function main(): Promise<void> {
             maxAudioSeconds: config.maxAudioSeconds,
             spoolDir: config.spoolDir,
             spoolMaxBytes: config.spoolMaxBytes,
+            spoolPerKeyBytes: config.spoolPerKeyBytes,
             windowing: config.windowing,
-            maxUploads,
+            maxTranscriptions,
             windowsInFlight: config.maxBatch,
           }),
         ),

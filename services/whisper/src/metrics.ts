@@ -16,7 +16,7 @@ export function createWhisperMetrics(registry: Registry) {
     }),
     uploads: new Gauge({
       name: 'whisper_uploads_in_progress',
-      help: 'Uploads being received, decoded or recognised (at most concurrency + queue depth).',
+      help: 'Transcription calls in progress: uploads being received (spooled), then decoded and recognised.',
       registers,
     }),
     spoolBytes: new Gauge({
@@ -45,7 +45,7 @@ export function createWhisperMetrics(registry: Registry) {
     }),
     decodeSeconds: new Histogram({
       name: 'whisper_decode_seconds',
-      help: 'Time a transcription waited for its upload to arrive and ffmpeg to decode it (recognition not included).',
+      help: 'Time a transcription waited for its upload to arrive and ffmpeg to decode it (recognition and waiting for a place not included).',
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     }),

@@ -1,11 +1,18 @@
 import { errors as playwrightErrors } from 'playwright-core';
 import { SwitchboardError } from '@switchboard/errors';
 
-/** A selector Playwright could not even parse is the caller's mistake, not a missing element. */
-function isSelectorSyntaxError(error: Error): boolean {
-  return /Unexpected token|is not a valid selector|Unknown engine|Failed to parse selector/i.test(
-    error.message,
-  );
+/**
+ * A selector that could not even be parsed is the caller's mistake, not a missing element.
+ * Playwright throws one error class for everything, so the parsers' own wording is the only
+ * signal: its selector parser ("Unexpected token" / "Unsupported token" … "while parsing css
+ * selector", "Unknown engine") and Chromium's, for what Playwright hands on (querySelectorAll's
+ * "is not a valid selector", document.evaluate's "is not a valid XPath expression").
+ */
+const selectorSyntax =
+  /while parsing (css )?selector|Unexpected token|Unsupported token|Unknown engine|Failed to parse selector|is not a valid (selector|XPath expression)/i;
+
+export function isSelectorSyntaxError(error: unknown): boolean {
+  return error instanceof Error && selectorSyntax.test(error.message);
 }
 
 /** input/submit: an element that never matched within the wait → element_not_found. */
@@ -18,7 +25,7 @@ export function elementError(error: unknown, selector: string): SwitchboardError
       cause: error,
     });
   }
-  if (error instanceof Error && isSelectorSyntaxError(error)) {
+  if (isSelectorSyntaxError(error)) {
     return new SwitchboardError('invalid_request', {
       param: 'selector',
       message: 'The selector is not valid.',

@@ -8,7 +8,7 @@ import type { ErrorCode } from '@switchboard/errors';
 import { requestLimits } from '@switchboard/contracts';
 import { z } from 'zod';
 import { declareRoute } from './registry.js';
-import { headerRef, json, jsonBodyErrors, keyErrors, multipleOf } from './responses.js';
+import { headerRef, json, jsonBodyErrors, keyErrors, multipleOf, rangeNotSatisfiable } from './responses.js';
 
 const backend = z.enum(backendNames).meta({
   description:
@@ -335,11 +335,7 @@ function declareVideoFile(kind: 'mp4' | 'jpg'): void {
         content,
         headers: { ...acceptRanges, 'Content-Range': headerRef('Content-Range') },
       },
-      // No error code covers it, so no JSON body: clients only read Content-Range here.
-      416: {
-        description: 'Range Not Satisfiable: the range starts past the end of the file. No body.',
-        headers: { 'Content-Range': headerRef('Content-Range', '`bytes */<size of the file>`.') },
-      },
+      416: rangeNotSatisfiable(),
     },
     errors: [...keyErrors, 'not_found', 'unavailable'],
   });

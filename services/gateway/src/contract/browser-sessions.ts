@@ -32,18 +32,20 @@ export const NavigateRequest = z
 
 export const InputRequest = z
   .object({
-    selector: z.string().min(1).max(4096).meta({ description: 'A CSS selector; must match within 5 s.' }),
+    selector: z.string().min(1).max(4096).meta({
+      description:
+        'A CSS selector; must match within 5 s. One that cannot be parsed → `400 invalid_request` at once.',
+    }),
     text: z.string().max(1_000_000).meta({ description: 'Text typed into the element.' }),
   })
   .meta({ id: 'InputRequest' });
 
 export const SubmitRequest = z
   .object({
-    selector: z
-      .string()
-      .min(1)
-      .max(4096)
-      .meta({ description: 'The form (or an element inside it) to submit; must match within 5 s.' }),
+    selector: z.string().min(1).max(4096).meta({
+      description:
+        'The form (or an element inside it) to submit; must match within 5 s. A selector that cannot be parsed → `400 invalid_request` at once.',
+    }),
   })
   .meta({ id: 'SubmitRequest' });
 
@@ -150,7 +152,7 @@ declareRoute({
   auth: 'apiKey',
   summary: 'Create a browser session',
   description:
-    "Takes a Chromium process from the pre-launched pool. The session and its screenshots belong to the key id that created it. Too many sessions for the key's tier → `429 session_limit`; no browser capacity anywhere → `503 no_capacity`.",
+    "Takes a Chromium process from the pre-launched pool. The session and its screenshots belong to the key id that created it. Too many sessions for the key's tier → `429 session_limit`; no browser capacity anywhere → `503 no_capacity`, and so is one more session for a key that already holds its share of the cluster's browsers (`BROWSER_KEY_CAPACITY_SHARE`, default half) while other keys are being turned away — both with `Retry-After`.",
   body: optionalCreateBody,
   responses: { 201: { description: 'The session.', content: json(SessionCreated) } },
   errors: [...keyErrors, ...jsonBodyErrors, 'session_limit', 'no_capacity', ...workerErrors],

@@ -49,6 +49,7 @@ const ImageResult = z
 declareRoute({
   method: 'post',
   path: '/generate-image',
+  modelCalls: 'diffusion',
   operationId: 'generateImage',
   tag: 'Images',
   auth: 'apiKey',

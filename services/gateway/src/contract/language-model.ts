@@ -90,6 +90,7 @@ const sseDescription =
 declareRoute({
   method: 'post',
   path: '/query',
+  modelCalls: 'llm',
   operationId: 'query',
   tag: 'Language model',
   auth: 'apiKey',

@@ -8,7 +8,7 @@ import { requestLimits } from '@switchboard/contracts';
 import { z } from 'zod';
 import { declareRoute } from './registry.js';
 import { TranscribeFields } from './transcription.js';
-import { json, jsonBodyErrors, keyErrors, workerErrors } from './responses.js';
+import { json, jsonBodyErrors, keyErrors, rangeNotSatisfiable, workerErrors } from './responses.js';
 
 const limits = requestLimits.completion;
 
@@ -240,6 +240,7 @@ declareRoute({
 declareRoute({
   method: 'post',
   path: '/v1/completions',
+  modelCalls: 'llm',
   operationId: 'openAiCompletion',
   tag: 'OpenAI-compatible',
   auth: 'apiKey',
@@ -265,6 +266,7 @@ declareRoute({
 declareRoute({
   method: 'post',
   path: '/v1/chat/completions',
+  modelCalls: 'llm',
   operationId: 'openAiChatCompletion',
   tag: 'OpenAI-compatible',
   auth: 'apiKey',
@@ -358,6 +360,7 @@ const ImagesResponse = z
 declareRoute({
   method: 'post',
   path: '/v1/images/generations',
+  modelCalls: 'diffusion',
   operationId: 'openAiGenerateImages',
   tag: 'OpenAI-compatible',
   auth: 'apiKey',
@@ -420,13 +423,14 @@ const VerboseTranscript = z
 declareRoute({
   method: 'post',
   path: '/v1/audio/transcriptions',
+  modelCalls: 'whisper',
   operationId: 'openAiTranscribe',
   tag: 'OpenAI-compatible',
   auth: 'apiKey',
   errorDialect: 'openai',
   summary: 'Transcribe audio (OpenAI shape)',
   description:
-    "Streamed to the worker exactly like POST /transcribe, within the key's tier's upload limit. `model` and `language` may follow `file` (the openai client sends the file first): the worker settles them when the first 30-s window is transcribed, so for longer audio one sent after the file is a 400 naming it; send it before the file then.",
+    "Streamed to the worker exactly like POST /transcribe, within the key's tier's upload limit. Form fields may come in any order, before or after `file` (the openai client sends the file first), with the same result: recognition starts once the whole form has arrived.",
   body: {
     content: {
       'multipart/form-data': {
@@ -698,7 +702,7 @@ declareRoute({
       description: 'The asked bytes.',
       content: { 'video/mp4': { schema: z.string().meta({ contentMediaType: 'video/mp4' }) } },
     },
-    416: { description: 'Range Not Satisfiable. No body.' },
+    416: rangeNotSatisfiable('openai'),
   },
   errors: [...keyErrors, 'tier_required', 'invalid_request', 'not_found', 'unavailable'],
 });

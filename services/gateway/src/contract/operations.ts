@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { declareRoute } from './registry.js';
-import { json } from './responses.js';
+import { json, staticFileRefusals } from './responses.js';
 
 const Health = z.object({ status: z.literal('ok') }).meta({ id: 'Health' });
 
@@ -65,7 +65,10 @@ declareRoute({
   tag,
   auth: 'public',
   summary: 'This documentation (web page)',
-  responses: { 200: { description: 'The page, rendered from `/openapi.json`.', content: html } },
+  responses: {
+    200: { description: 'The page, rendered from `/openapi.json`.', content: html },
+    ...staticFileRefusals(),
+  },
   errors: [],
 });
 
@@ -88,6 +91,7 @@ for (const { file, operationId, summary } of docsScripts) {
     summary,
     responses: {
       200: { description: 'The script.', content: { 'text/javascript': { schema: z.string() } } },
+      ...staticFileRefusals(),
     },
     errors: [],
   });

@@ -51,13 +51,29 @@ export interface RouteDeclaration {
   responses: Record<number, SuccessResponse & { gatewayHeaders?: false }>;
   /** Every error code the route can answer with; grouped by their status from the error table. */
   errors: readonly ErrorCode[];
+  /**
+   * The capability whose calls this route makes: each request holds one of the key's tier's
+   * "model calls at once" for it while it runs (auth/model-calls.ts), or is refused with
+   * `429 concurrency_limit`.
+   */
+  modelCalls?: ModelCapability;
 }
+
+export type ModelCapability = 'llm' | 'whisper' | 'diffusion';
+
+/** The routes that hold a model call, by `METHOD /path` as served (none has path parameters). */
+export const modelCallRoutes = new Map<string, ModelCapability>();
 
 function isZodType(value: unknown): value is z.ZodType {
   return typeof value === 'object' && value !== null && '_zod' in value;
 }
 
 export function declareRoute(route: RouteDeclaration): void {
+  if (route.modelCalls !== undefined) {
+    modelCallRoutes.set(`${route.method.toUpperCase()} ${route.path}`, route.modelCalls);
+  }
+  const errors: readonly ErrorCode[] =
+    route.modelCalls === undefined ? route.errors : [...route.errors, 'concurrency_limit'];
   const body =
     route.body === undefined
       ? undefined
@@ -89,7 +105,7 @@ export function declareRoute(route: RouteDeclaration): void {
     // Our header objects are plain OpenAPI; the library's type only names its own HeadersObject.
     responses: {
       ...successes,
-      ...errorResponses(route.auth, route.errors, route.errorDialect),
+      ...errorResponses(route.auth, errors, route.errorDialect),
     } as RouteConfig['responses'],
   });
 }

@@ -147,18 +147,20 @@ export const OpenAiErrorSchema = z
       ]),
       param: z.string().nullable().meta({ description: 'The request field at fault, when exactly one is.' }),
       code: ErrorCodeSchema,
+      request_id: z.string().meta({ description: 'The `X-Request-Id` of the request.' }),
     }),
   })
   .meta({
     id: 'OpenAiError',
     description:
-      "Every error under /v1: OpenAI's body, with the same HTTP status and the same stable code (in `code`) as the rest of the API; the request id is in `X-Request-Id`.",
+      "Every error under /v1: OpenAI's body, with the same HTTP status and the same stable code (in `code`) as the rest of the API, plus the request id (also in `X-Request-Id`) in `request_id`.",
     example: {
       error: {
         message: 'n: n other than 1 is not supported',
         type: 'invalid_request_error',
         param: 'n',
         code: 'invalid_request',
+        request_id: '0b9c…',
       },
     },
   });
@@ -228,6 +230,31 @@ export function errorResponses(auth: Auth, codes: readonly ErrorCode[], dialect?
     };
   }
   return responses;
+}
+
+/**
+ * 416 for a file served in byte ranges: a `Range` that selects no byte of it is an
+ * `invalid_request` with the status HTTP names for it, and `Content-Range: bytes *` plus the size.
+ */
+export function rangeNotSatisfiable(dialect?: 'openai'): SuccessResponse {
+  return {
+    description:
+      'Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end).',
+    headers: { 'Content-Range': headerRef('Content-Range', '`bytes */<size of the file>`.') },
+    content: { 'application/json': { schema: dialect === 'openai' ? OpenAiErrorSchema : ErrorSchema } },
+  };
+}
+
+/** The refusals of a static file (/docs, /admin and what they load) to the request's own headers. */
+export function staticFileRefusals(): Record<number, SuccessResponse> {
+  return {
+    412: {
+      description:
+        'Precondition Failed: `invalid_request`, for an `If-Match` or `If-Unmodified-Since` the file does not meet.',
+      content: json(ErrorSchema),
+    },
+    416: rangeNotSatisfiable(),
+  };
 }
 
 /** What any call with an API key can fail with. */

@@ -31,6 +31,7 @@ function appRoutes(): Set<string> {
     logger: inert(),
     keys: inert(),
     limiter: inert(),
+    callPlaces: inert(),
     clients: inert(),
     events: inert(),
     metrics: inert(),

@@ -47,11 +47,12 @@ const uploadLimits = tiers.map(
 declareRoute({
   method: 'post',
   path: '/transcribe',
+  modelCalls: 'whisper',
   operationId: 'transcribe',
   tag: 'Transcription',
   auth: 'apiKey',
   summary: 'Transcribe audio',
-  description: `The upload is streamed to the worker; it may be as large as the key's tier allows (${uploadLimits.join(', ')} by default).`,
+  description: `The upload is streamed to the worker; it may be as large as the key's tier allows (${uploadLimits.join(', ')} by default). Form fields may come in any order, before or after \`file\`, with the same result: recognition starts once the whole form has arrived. A malformed form (no boundary, cut short, a control character in the file name) is \`400 invalid_request\`.`,
   body: {
     content: {
       'multipart/form-data': {

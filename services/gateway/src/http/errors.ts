@@ -14,15 +14,40 @@ export function errorBody(error: SwitchboardError, requestId: string) {
   };
 }
 
-export function sendError(res: Response, error: SwitchboardError): void {
+/**
+ * Sends `error` with its status from the table, or with `httpStatus` where HTTP itself names a
+ * finer status for the same code (416 is an `invalid_request` about the Range header).
+ */
+export function sendError(res: Response, error: SwitchboardError, httpStatus = error.httpStatus): void {
   // An error answered before the body was read (401, 403, 413, …): the connection is not reused.
   // The rest of the body is read and dropped, within bounds, before it closes (lingering-close.ts).
   if (!res.req.complete) res.setHeader('Connection', 'close');
   if (error.retryAfterSeconds !== undefined)
     res.setHeader('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
   // Under /v1 the same error, from the same table, in OpenAI's body (its clients parse that one).
-  const body = isOpenAiPath(res.req) ? openAiErrorBody(error) : errorBody(error, res.locals.ctx.requestId);
-  res.status(error.httpStatus).json(body);
+  const { requestId } = res.locals.ctx;
+  const body = isOpenAiPath(res.req) ? openAiErrorBody(error, requestId) : errorBody(error, requestId);
+  // Set, not left to res.json(): a handler may have named its own type before failing (a page's
+  // text/html), and res.json() keeps a Content-Type already set.
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.status(httpStatus).json(body);
+}
+
+/**
+ * 416 for a `Range` that selects no byte of a file of `size` bytes. `Content-Range` carries the
+ * size (RFC 9110 §14.4), so the client learns what it could have asked, and the body is the usual
+ * JSON error, so clients that parse every error body find one here too.
+ */
+export function sendRangeNotSatisfiable(res: Response, size: number): void {
+  res.setHeader('Content-Range', `bytes */${size}`);
+  res.setHeader('Accept-Ranges', 'bytes');
+  sendError(
+    res,
+    new SwitchboardError('invalid_request', {
+      message: `The requested range is not satisfiable: the file is ${size} bytes long.`,
+    }),
+    416,
+  );
 }
 
 /** Errors thrown by Express itself or its body parsers, translated to our codes. */

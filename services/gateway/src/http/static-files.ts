@@ -4,11 +4,13 @@
  * router is built, so a missing one stops the gateway at start-up instead of a page that fails in
  * a browser. Only the files named here are served: no directory is exposed.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { RequestHandler } from 'express';
+import type { NextFunction, RequestHandler, Response } from 'express';
+import { SwitchboardError } from '@switchboard/errors';
+import { sendError, sendRangeNotSatisfiable } from './errors.js';
 
 // Compiled to dist/http/: public/ sits next to dist/ in the package (and in the deployed image).
 const publicDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'public');
@@ -69,14 +71,42 @@ export function contentSecurityPolicy(directives: Record<string, string>): strin
     .join('; ');
 }
 
+/**
+ * What send() reports once the file could not be sent. Its refusals of the request's own headers
+ * are the client's mistake, answered with the JSON error: a `Range` that selects no byte of the
+ * file (416), or an `If-Match` / `If-Unmodified-Since` the file does not meet (412). Anything else
+ * goes to the error handler. send() has already described the file (ETag, Last-Modified), which
+ * an error body must not carry.
+ */
+function sendFileFailed(file: string, res: Response, next: NextFunction) {
+  return (error: unknown) => {
+    if (!error) return;
+    const status = (error as { status?: unknown }).status;
+    if ((status === 416 || status === 412) && !res.headersSent) {
+      res.removeHeader('ETag');
+      res.removeHeader('Last-Modified');
+      if (status === 416) {
+        sendRangeNotSatisfiable(res, statSync(file).size);
+      } else {
+        const message = 'The file does not meet the If-Match or If-Unmodified-Since precondition.';
+        sendError(res, new SwitchboardError('invalid_request', { message }), 412);
+      }
+      return;
+    }
+    next(error);
+  };
+}
+
 /** An HTML page under its policy. Revalidated on every load (no-cache), so an upgrade shows at once. */
 export function page(file: string, policy: string): RequestHandler {
   return (_req, res, next) => {
     res.setHeader('Content-Security-Policy', policy);
     res.setHeader('Cache-Control', 'no-cache');
-    res.sendFile(file, { headers: { 'Content-Type': 'text/html; charset=utf-8' } }, (error) => {
-      if (error) next(error);
-    });
+    res.sendFile(
+      file,
+      { headers: { 'Content-Type': 'text/html; charset=utf-8' } },
+      sendFileFailed(file, res, next),
+    );
   };
 }
 
@@ -86,8 +116,6 @@ export function asset(file: string): RequestHandler {
     res.setHeader('Cache-Control', 'no-cache');
     // dotfiles: pnpm keeps packages under node_modules/.pnpm, which send() would refuse; the path
     // is one named in code, never taken from the request.
-    res.sendFile(file, { dotfiles: 'allow' }, (error) => {
-      if (error) next(error);
-    });
+    res.sendFile(file, { dotfiles: 'allow' }, sendFileFailed(file, res, next));
   };
 }

@@ -71,7 +71,7 @@ export async function relayCompletion(
   const sse = new SseStream(res, deps.timings.pingIntervalMs);
   deps.live.track(res, res.locals.ctx.recheckAccess, (reason) => {
     abort.abort();
-    sse.send(openAiErrorBody(reason));
+    sse.send(openAiErrorBody(reason, res.locals.ctx.requestId));
     sse.end();
   });
   let model = request.model ?? '';
@@ -99,7 +99,7 @@ export async function relayCompletion(
     if (abort.signal.aborted) return;
     const known = isSwitchboardError(error) ? error : new SwitchboardError('internal');
     if (!isSwitchboardError(error)) res.locals.ctx.logger.error({ err: error }, 'stream failed');
-    sse.send(openAiErrorBody(known));
+    sse.send(openAiErrorBody(known, res.locals.ctx.requestId));
   }
   if (!abort.signal.aborted) sse.end();
 }

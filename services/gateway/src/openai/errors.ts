@@ -22,15 +22,18 @@ export function openAiErrorType(httpStatus: number): string {
 
 /**
  * The error body of OpenAI's API (`{"error": {message, type, param, code}}`) made from a row of
- * the one error table: same status, same code. The request id stays in `X-Request-Id`.
+ * the one error table: same status, same code. The request id rides along as one more field of
+ * the error object (as in the rest of the API), which OpenAI's clients ignore but logs and
+ * support requests can quote; it is also in `X-Request-Id`.
  */
-export function openAiErrorBody(error: SwitchboardError) {
+export function openAiErrorBody(error: SwitchboardError, requestId: string) {
   return {
     error: {
       message: error.message,
       type: openAiErrorType(httpStatusOf(error.code)),
       param: error.param ?? null,
       code: error.code,
+      request_id: requestId,
     },
   };
 }

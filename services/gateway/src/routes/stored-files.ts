@@ -13,6 +13,7 @@ import {
   type ObjectStore,
   type StoredObject,
 } from '@switchboard/objectstore';
+import { sendRangeNotSatisfiable } from '../http/errors.js';
 import { exactRouter } from '../http/router.js';
 import { isSessionId } from './session-id.js';
 
@@ -114,12 +115,7 @@ async function serveRange(store: ObjectStore, key: string, header: string, res: 
   const range = requestedRange(header, info.size);
   if (range === null) return serveWhole(store, key, res);
   if (range === 'unsatisfiable') {
-    // No JSON error body: no error code covers it, and clients only read Content-Range here.
-    res.status(416);
-    res.setHeader('Content-Range', `bytes */${info.size}`);
-    res.setHeader('Accept-Ranges', 'bytes');
-    res.setHeader('Content-Length', '0');
-    res.end();
+    sendRangeNotSatisfiable(res, info.size);
     return;
   }
   const object = await fromStore(() => store.get(key, { range }));

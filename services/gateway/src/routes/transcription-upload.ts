@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import multer, { MulterError, type StorageEngine } from 'multer';
 import type { TranscribeResponse__Output } from '@switchboard/contracts';
-import { SwitchboardError } from '@switchboard/errors';
+import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
 import type { TierPolicies } from '@switchboard/keys';
 import { callContext } from '../clients/call-context.js';
 import type { TranscriptionUpload, WhisperWorker } from '../clients/whisper.js';
@@ -19,6 +19,10 @@ export type ReadUploadOptions = (body: unknown) => UploadOptions;
 
 type UploadRequest = Request & { upload?: TranscriptionUpload; uploadOptions?: UploadOptions };
 
+/** C0 controls and DEL: no file name has them, and NUL cuts the name short in C-based tools. */
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
 /**
  * A multer storage engine that stores nothing: it relays the file's bytes to the worker's
  * client stream as they arrive, with backpressure, so no upload is ever held in memory or on disk.
@@ -28,6 +32,12 @@ function relayToWhisper(whisper: WhisperWorker, readOptions: ReadUploadOptions):
     _handleFile(req, file, done) {
       const request = req as UploadRequest;
       void (async () => {
+        if (CONTROL_CHARACTER.test(file.originalname)) {
+          throw new SwitchboardError('invalid_request', {
+            message: 'file: the file name contains a control character',
+            param: 'file',
+          });
+        }
         const options = readOptions(request.body);
         const upload = whisper.transcribe(callContext(request.res!));
         request.upload = upload;
@@ -61,6 +71,20 @@ const uploadErrors: MulterErrorWording = {
   tooLarge: { message: "The file is larger than the key's tier allows.", param: 'file' },
   malformed: 'upload',
 };
+
+/**
+ * What reading the form failed with, in our codes. multer's own errors (limits) and ours (the
+ * worker's answer, a bad field, a bad file name: the relay fails only with those) keep theirs;
+ * anything else is the multipart parser's, reached directly or through the file's stream (no
+ * boundary, a body cut short before its closing boundary, a malformed part header): the client's
+ * malformed form, not our failure, so 400 as multer's malformed-form errors are.
+ */
+function fromFormError(error: unknown): unknown {
+  if (error instanceof MulterError || isSwitchboardError(error)) return fromMulterError(error, uploadErrors);
+  return new SwitchboardError('invalid_request', {
+    message: `Malformed ${uploadErrors.malformed}: ${error instanceof Error ? error.message : 'unreadable form'}.`,
+  });
+}
 
 /**
  * A multipart upload whose `file` part is streamed to the whisper worker as it arrives, within
@@ -108,9 +132,7 @@ export function transcriptionUpload(
       next(fromMulterError(new MulterError('LIMIT_FILE_SIZE', 'file'), uploadErrors));
       return;
     }
-    parser.parse(req, res, (error?: unknown) =>
-      next(error === undefined ? undefined : fromMulterError(error, uploadErrors)),
-    );
+    parser.parse(req, res, (error?: unknown) => next(error === undefined ? undefined : fromFormError(error)));
   };
 
   async function finish(req: Request): Promise<TranscribeResponse__Output> {

@@ -1,8 +1,9 @@
 // Decodes the upload (an audio container its bytes prove: WAV, MP3, FLAC, Ogg, MP4/M4A/MOV,
 // WebM/Matroska; anything else is refused unread) into 16 kHz mono float PCM, fed from the upload as
-// it arrives, and hands the samples on as ffmpeg produces them: nothing is collected here, and
+// it arrives (decodePcm) or from the spooled file of an upload received whole (receiveUpload, then
+// decodeReceived), and hands the samples on as ffmpeg produces them: nothing is collected here, and
 // while the consumer is busy ffmpeg's output is not read, so ffmpeg blocks on its full pipe and
-// stops reading the upload. ffmpeg's own words stay in the log: a response only says `invalid_audio`.
+// stops reading its input. ffmpeg's own words stay in the log: a response only says `invalid_audio`.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { childProcessEnv } from '@switchboard/config';
@@ -10,7 +11,7 @@ import { SwitchboardError } from '@switchboard/errors';
 import { demuxerFor, sniffBytesNeeded, SNIFF_HEAD_BYTES } from '@switchboard/models';
 import type { Logger } from '@switchboard/telemetry';
 import { SAMPLE_RATE } from '../audio/pcm.js';
-import { peek, uploadSource, type Spool } from '../audio/upload-source.js';
+import { peek, spoolUpload, uploadSource, type Spool, type SpooledUpload } from '../audio/upload-source.js';
 
 const BYTES_PER_SAMPLE = 4;
 /** ffmpeg's stderr kept for the log; its head says what was wrong. */
@@ -40,19 +41,55 @@ export async function* decodePcm(
   options.signal.throwIfAborted();
   const { demuxer, data } = await sniffUpload(input, options);
   const source = await uploadSource(data, options.spool, options.signal);
-  // A forced demuxer that opens nothing further, and only the protocol this input needs: ffmpeg
-  // left to guess follows playlists and lists hidden in an upload to other files on the worker.
-  const forced = ['-f', demuxer, '-protocol_whitelist'];
   if (source.kind === 'pipe') {
-    yield* runFfmpeg([...forced, 'pipe', '-i', 'pipe:0'], source.data, options);
+    yield* runFfmpeg([...inputArgs(demuxer, 'pipe'), '-i', 'pipe:0'], source.data, options);
     return;
   }
   try {
-    yield* runFfmpeg([...forced, 'file', '-i', `file:${source.path}`], undefined, options);
+    yield* decodeReceived({ demuxer, ...source }, options);
   } finally {
     await source.remove();
   }
 }
+
+/** An upload received whole into the spool, with the demuxer its first bytes proved it needs. */
+export interface ReceivedUpload extends SpooledUpload {
+  readonly demuxer: string;
+}
+
+/**
+ * Reads the whole upload into a file under `spool.dir` (within the spool's budget and `owner`'s)
+ * and resolves once its last byte is written, without running ffmpeg: bytes that are no accepted
+ * audio container are read to the end and refused with invalid_audio. The caller decodes it with
+ * `decodeReceived` and removes it.
+ */
+export async function receiveUpload(
+  input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  options: Pick<DecodeOptions, 'spool' | 'logger' | 'signal'> & { readonly owner: string },
+): Promise<ReceivedUpload> {
+  options.signal.throwIfAborted();
+  const { demuxer, data } = await sniffUpload(input, options);
+  return { demuxer, ...(await spoolUpload(data, options.spool, options.signal, options.owner)) };
+}
+
+/** The samples of a received upload, as decodePcm yields them; the file stays for the caller. */
+export async function* decodeReceived(
+  upload: Pick<ReceivedUpload, 'demuxer' | 'path'>,
+  options: Omit<DecodeOptions, 'spool'>,
+): AsyncGenerator<Float32Array, void, undefined> {
+  yield* runFfmpeg([...inputArgs(upload.demuxer, 'file'), '-i', `file:${upload.path}`], undefined, options);
+}
+
+/**
+ * A forced demuxer that opens nothing further, and only the protocol this input needs: ffmpeg
+ * left to guess follows playlists and lists hidden in an upload to other files on the worker.
+ */
+const inputArgs = (demuxer: string, protocol: 'pipe' | 'file') => [
+  '-f',
+  demuxer,
+  '-protocol_whitelist',
+  protocol,
+];
 
 const notAudio = () =>
   new SwitchboardError('invalid_audio', {
@@ -63,7 +100,7 @@ const notAudio = () =>
 /** The demuxer the upload's first bytes prove it needs, and the upload replayed whole. */
 async function sniffUpload(
   input: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
-  { logger, signal }: DecodeOptions,
+  { logger, signal }: Pick<DecodeOptions, 'logger' | 'signal'>,
 ): Promise<{ demuxer: string; data: AsyncIterable<Uint8Array> }> {
   let { head, data } = await peek(input, SNIFF_HEAD_BYTES);
   const needed = sniffBytesNeeded(head);
@@ -84,7 +121,7 @@ async function sniffUpload(
 async function* runFfmpeg(
   inputArgs: readonly string[],
   stdinData: AsyncIterable<Uint8Array> | undefined,
-  options: DecodeOptions,
+  options: Omit<DecodeOptions, 'spool'>,
 ): AsyncGenerator<Float32Array, void, undefined> {
   const { signal, logger } = options;
   const ffmpeg = spawn(

@@ -27,3 +27,32 @@ export class ByteBudget {
     this.onChange(this.taken);
   }
 }
+
+/**
+ * A byte limit per key (the caller's API key): what one key's uploads together may hold, so that
+ * one key cannot take the whole spool from the others by opening many uploads and sending slowly.
+ */
+export class KeyedByteBudget {
+  private readonly taken = new Map<string, number>();
+
+  constructor(readonly limit: number) {}
+
+  usedBy(key: string): number {
+    return this.taken.get(key) ?? 0;
+  }
+
+  /** Takes `bytes` for `key` if they fit its limit and says whether they did. */
+  tryTake(key: string, bytes: number): boolean {
+    const used = this.usedBy(key);
+    if (used + bytes > this.limit) return false;
+    this.taken.set(key, used + bytes);
+    return true;
+  }
+
+  give(key: string, bytes: number): void {
+    const left = this.usedBy(key) - bytes;
+    // Keys come and go with their uploads: an idle key keeps no entry.
+    if (left > 0) this.taken.set(key, left);
+    else this.taken.delete(key);
+  }
+}

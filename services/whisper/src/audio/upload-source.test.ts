@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isSwitchboardError } from '@switchboard/errors';
-import { ByteBudget } from './byte-budget.js';
-import { isIsoMedia, peek, uploadSource } from './upload-source.js';
+import { ByteBudget, KeyedByteBudget } from './byte-budget.js';
+import { isIsoMedia, peek, spoolUpload, uploadSource } from './upload-source.js';
 
 const bytes = (text: string) => Buffer.from(text, 'latin1');
 async function collect(data: AsyncIterable<Uint8Array>): Promise<string> {
@@ -74,6 +74,38 @@ test('the spool budget: an upload past it → no_capacity, its partial file remo
     assert.equal(budget.used, 52);
     if (first.kind === 'file') await first.remove();
     assert.deepEqual([await readdir(dir), budget.used], [[], 0]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("spoolUpload: any upload, within its key's budget: 503 beside the key's others, 413 alone too large", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'whisper-spool-test-'));
+  try {
+    const signal = new AbortController().signal;
+    const budget = new ByteBudget(1000);
+    const perKey = new KeyedByteBudget(100);
+    const keyed = { ...spool(budget, dir), perKey };
+    const isCode = (code: string) => (error: unknown) => isSwitchboardError(error) && error.code === code;
+    const first = await spoolUpload([bytes('RIFF....WAVEfmt '), new Uint8Array(44)], keyed, signal, 'a');
+    assert.equal((await readFile(first.path)).length, 60);
+    assert.deepEqual([perKey.usedBy('a'), budget.used], [60, 60]);
+    // 60 + 50 > 100 for key a: no_capacity, with nothing of it kept; key b has its own 100.
+    await assert.rejects(spoolUpload([new Uint8Array(50)], keyed, signal, 'a'), isCode('no_capacity'));
+    assert.deepEqual([perKey.usedBy('a'), budget.used], [60, 60]);
+    const other = await spoolUpload([new Uint8Array(50)], keyed, signal, 'b');
+    // Larger than a key may ever hold: waiting would not help.
+    await assert.rejects(
+      spoolUpload([new Uint8Array(60), new Uint8Array(60)], keyed, signal, 'c'),
+      (error) => isCode('payload_too_large')(error) && isSwitchboardError(error) && error.param === 'file',
+    );
+    assert.equal((await readdir(dir)).length, 2, 'refused uploads leave no file');
+    await first.remove();
+    await other.remove();
+    assert.deepEqual(
+      [await readdir(dir), budget.used, perKey.usedBy('a'), perKey.usedBy('b')],
+      [[], 0, 0, 0],
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -96,3 +96,29 @@ test('a detection runs alone, in the same turns, and is no recognition batch', a
   assert.ok(detected.ended <= recognized.started, 'one pass at a time');
   assert.deepEqual(batches, [1]);
 });
+
+test("windows are served by owner in turns: one key's read-ahead does not hold another key's window back", async () => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const order: string[] = [];
+  const names = new Map<Float32Array, string>();
+  const held: SpeechModel = Object.create(model) as SpeechModel;
+  held.recognizeWindows = async (requests) => {
+    order.push(...requests.map((request) => names.get(request.samples)!));
+    if (order.length === 1) await released;
+    return model.recognizeWindows(requests);
+  };
+  const queue = new RecognitionQueue({ concurrency: 1, depth: 8, maxBatch: 1 });
+  const signal = new AbortController().signal;
+  const window = (name: string, owner: string) => {
+    const samples = tone(1, 440);
+    names.set(samples, name);
+    return queue.recognize(held, { samples, language: 'en', signal }, owner);
+  };
+  const results = [window('a0', 'key-a')];
+  await new Promise((resolve) => setImmediate(resolve));
+  results.push(window('a1', 'key-a'), window('a2', 'key-a'), window('a3', 'key-a'), window('b0', 'key-b'));
+  release();
+  await Promise.all(results);
+  assert.deepEqual(order, ['a0', 'a1', 'b0', 'a2', 'a3']);
+});

@@ -3,7 +3,8 @@
 // one, joined by the next waiting windows its model can decode with it (same batchKey), so
 // concurrent uploads, and the windows one long upload keeps in flight, share passes. A window never
 // waits for company. Language detection (one decoder step) runs alone, in the same turns, so the
-// model is never asked for more than WHISPER_CONCURRENCY passes at once.
+// model is never asked for more than WHISPER_CONCURRENCY passes at once. Waiting work is taken by
+// owner (the caller's API key) in turns, so one key's many windows do not hold back another's.
 import { BatchingQueue, type BatchEntry } from '@switchboard/models';
 import type { SpeechModel, WindowRequest } from './speech-model.js';
 
@@ -14,10 +15,18 @@ export interface Timed<T> {
   readonly ended: number;
 }
 
-/** Model work for transcription: language detection and windows' tokens, in turns the owner sets. */
+/**
+ * Model work for transcription: language detection and windows' tokens, in turns the implementer
+ * sets; `owner` is the caller's key id, which those turns may be taken by.
+ */
 export interface WindowRecognizer {
-  detectLanguage(model: SpeechModel, samples: Float32Array, signal: AbortSignal): Promise<Timed<string>>;
-  recognize(model: SpeechModel, request: WindowRequest): Promise<Timed<number[]>>;
+  detectLanguage(
+    model: SpeechModel,
+    samples: Float32Array,
+    signal: AbortSignal,
+    owner?: string,
+  ): Promise<Timed<string>>;
+  recognize(model: SpeechModel, request: WindowRequest, owner?: string): Promise<Timed<number[]>>;
 }
 
 /** Each call straight on the model, alone: for in-process use (benches, tests) without a worker. */
@@ -80,18 +89,21 @@ export class RecognitionQueue implements WindowRecognizer {
     model: SpeechModel,
     samples: Float32Array,
     signal: AbortSignal,
+    owner = '',
   ): Promise<Timed<string>> {
-    return (await this.submit({ kind: 'detect', model, samples }, signal)) as Timed<string>;
+    return (await this.submit({ kind: 'detect', model, samples }, signal, owner)) as Timed<string>;
   }
 
-  async recognize(model: SpeechModel, request: WindowRequest): Promise<Timed<number[]>> {
-    return (await this.submit({ kind: 'recognize', model, request }, request.signal)) as Timed<number[]>;
+  async recognize(model: SpeechModel, request: WindowRequest, owner = ''): Promise<Timed<number[]>> {
+    return (await this.submit({ kind: 'recognize', model, request }, request.signal, owner)) as Timed<
+      number[]
+    >;
   }
 
-  private async submit(job: Job, signal: AbortSignal): Promise<Timed<string | number[]>> {
+  private async submit(job: Job, signal: AbortSignal, owner: string): Promise<Timed<string | number[]>> {
     this.wait(signal, +1);
     try {
-      return await this.queue.run(job, signal);
+      return await this.queue.run(job, signal, owner);
     } finally {
       // Refused, or aborted while waiting: it leaves without a runner having taken it.
       if (!this.started.has(job)) this.wait(signal, -1);

@@ -17,14 +17,16 @@ export interface RecognitionChoice {
 
 export interface RecognizeWindowsOptions {
   /**
-   * Asked once, when the first window with sound is ready: asked that late so that fields sent
-   * after a short file (one window, the common case) still count.
+   * Asked once, when the first window with sound is ready (never for audio that is all silence),
+   * and used for every window.
    */
   choose(): RecognitionChoice;
   /** Where the model work runs (the worker's RecognitionQueue); default: straight on the model. */
   readonly recognizer?: WindowRecognizer;
   /** Windows of this audio recognised or waiting at once (default 1: one at a time). */
   readonly inFlight?: number;
+  /** Whose work this is (the caller's key id), for the recognizer's turns. */
+  readonly owner?: string;
   readonly signal: AbortSignal;
 }
 
@@ -73,14 +75,14 @@ export async function recognizeWindows(
         if (choice.language) {
           language = choice.language;
         } else {
-          const detected = await recognizer.detectLanguage(model, audio, signal);
+          const detected = await recognizer.detectLanguage(model, audio, signal, options.owner);
           passes.push(detected);
           language = detected.value;
         }
       }
       // The windower reuses its buffer for the next window, which is read while this one waits.
       const request = { samples: audio.slice(), language, signal };
-      const recognized = recognizer.recognize(model, request).then((result) => {
+      const recognized = recognizer.recognize(model, request, options.owner).then((result) => {
         passes.push(result);
         texts[at] = { window, tokens: result.value };
       });

@@ -1,15 +1,21 @@
 // Transcription as the RPC sees it: refuse what can be refused before the upload is read (model
-// loading or unknown, bad language, no capacity), then decode the upload while it streams in and
-// recognise it window by window as ffmpeg produces them, and answer segments the gateway can render
-// in any format. An upload holds a place from its first byte to its answer, so uploads being decoded
-// count against the queue; each holds a few windows of samples (those in flight), so memory does
-// not grow with length.
+// loading or unknown, bad language), then receive the whole upload into the spool, and only then —
+// the form's fields are all known, whatever their order — decode it and recognise it window by
+// window as ffmpeg produces them, and answer segments the gateway can render in any format.
+//
+// An upload still arriving costs spool bytes only (within the spool's budget and its key's), never
+// a recognition place: a client that sends slowly, or many of them, cannot hold the model up. The
+// upload's own bytes are kept rather than decoded samples, since 16 kHz mono float is 64 KB per
+// second of audio — more than nearly every compressed upload — while the bytes are bounded by the
+// tier's upload limit and the spool's budgets. Once received, a transcription takes one of
+// `maxTranscriptions` places (waiting ones served by key in turns) and holds a few windows of
+// samples at a time (those in flight), so memory does not grow with length.
 import type { ListModelsResponse, TranscribeChunk__Output, TranscribeResponse } from '@switchboard/contracts';
 import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
 import type { RequestContext } from '@switchboard/grpc';
 import { WorkQueue, type ModelRegistry } from '@switchboard/models';
-import { decodePcm } from '../adapters/ffmpeg-decoder.js';
-import { ByteBudget } from '../audio/byte-budget.js';
+import { decodeReceived, receiveUpload, type ReceivedUpload } from '../adapters/ffmpeg-decoder.js';
+import { ByteBudget, KeyedByteBudget } from '../audio/byte-budget.js';
 import { durationSeconds, SAMPLE_RATE } from '../audio/pcm.js';
 import type { Spool } from '../audio/upload-source.js';
 import type { WindowRecognizer } from '../recognition/recognition-queue.js';
@@ -18,41 +24,54 @@ import { toSegments } from '../recognition/segments.js';
 import type { SpeechModel } from '../recognition/speech-model.js';
 import { streamWindows, type WindowSamples, type Windowing } from '../recognition/windows.js';
 import type { WhisperMetrics } from '../metrics.js';
-import { openUpload, type Upload } from './upload.js';
+import { openUpload } from './upload.js';
 
 export interface TranscriptionOptions {
   readonly ffmpegPath: string;
   readonly maxAudioSeconds: number;
   readonly spoolDir: string;
   readonly spoolMaxBytes: number;
+  /** Bytes one key's uploads may hold in the spool together. */
+  readonly spoolPerKeyBytes: number;
   readonly windowing: Windowing;
-  /** Uploads in progress at once (recognition concurrency + queue depth); beyond → no_capacity. */
-  readonly maxUploads: number;
+  /** Received uploads decoded and recognised at once (recognition concurrency + queue depth). */
+  readonly maxTranscriptions: number;
   /** Windows of one upload recognised or waiting at once (the batch size: one file fills a pass). */
   readonly windowsInFlight: number;
 }
 
+/** The model and language every window of one transcription uses. */
+interface Choice {
+  readonly id: string;
+  readonly model: SpeechModel;
+  /** '' = detect it from the first window with sound. */
+  readonly language: string;
+}
+
 export class TranscriptionService {
-  /** One place per upload in progress, from its first byte to its answer. */
-  private readonly uploads: WorkQueue;
+  /** One place per received upload being decoded and recognised, from its last byte to its answer. */
+  private readonly transcriptions: WorkQueue;
   private readonly spool: Spool;
+  private open = 0;
 
   constructor(
     private readonly registry: ModelRegistry<SpeechModel>,
-    /** Recognition passes, taken window by window, so a slow upload never idles the model. */
+    /** Recognition passes, taken window by window, so one long file never idles the model. */
     private readonly recognizer: WindowRecognizer,
     private readonly metrics: WhisperMetrics,
     private readonly options: TranscriptionOptions,
   ) {
-    this.uploads = new WorkQueue({
-      concurrency: options.maxUploads,
-      depth: 0,
-      onDepth: (_waiting, running) => metrics.uploads.set(running),
+    // Received uploads wait their turn (by key) rather than being refused after the client sent
+    // them whole; as many may wait as run, beyond which the key with the most waiting is refused.
+    this.transcriptions = new WorkQueue({
+      concurrency: options.maxTranscriptions,
+      depth: options.maxTranscriptions,
     });
     this.spool = {
       dir: options.spoolDir,
       budget: new ByteBudget(options.spoolMaxBytes, (used) => metrics.spoolBytes.set(used)),
-      retryAfterSeconds: () => this.uploads.retryAfterSeconds(),
+      perKey: new KeyedByteBudget(options.spoolPerKeyBytes),
+      retryAfterSeconds: () => this.transcriptions.retryAfterSeconds(),
     };
   }
 
@@ -66,63 +85,70 @@ export class TranscriptionService {
     checkLanguage(first.handle, upload.options.language);
     let modelId = first.id;
     let outcome = 'ok';
+    const owner = ctx.keyId ?? '';
+    this.metrics.uploads.set(++this.open);
     try {
-      // Refused here too, before reading, when every place is taken.
-      const response = await this.uploads.run(() => this.recognize(upload, ctx), ctx.signal);
-      modelId = response.model ?? modelId;
-      return response;
+      const started = performance.now();
+      const received = await receiveUpload(upload.data, {
+        spool: this.spool,
+        owner,
+        logger: ctx.logger,
+        signal: ctx.signal,
+      });
+      try {
+        const receivedMs = performance.now() - started;
+        // The stream has ended, so the fields are final: those sent after the file count as much
+        // as those sent before it, and they are checked again (a later one may name another model).
+        const final = upload.finalOptions();
+        const { id, handle: model } = this.registry.get(final.model);
+        checkLanguage(model, final.language);
+        modelId = id;
+        const choice = { id, model, language: final.language };
+        return await this.transcriptions.run(
+          () => this.recognize(received, choice, receivedMs, ctx),
+          ctx.signal,
+          owner,
+        );
+      } finally {
+        await received.remove();
+      }
     } catch (error) {
       outcome = ctx.signal.aborted ? 'cancelled' : isSwitchboardError(error) ? error.code : 'error';
       throw error;
     } finally {
+      this.metrics.uploads.set(--this.open);
       this.metrics.requests.inc({ model: modelId, outcome });
     }
   }
 
-  private async recognize(upload: Upload, ctx: RequestContext): Promise<TranscribeResponse> {
-    const pcm = decodePcm(upload.data, {
+  private async recognize(
+    received: ReceivedUpload,
+    { id, model, language: forced }: Choice,
+    receivedMs: number,
+    ctx: RequestContext,
+  ): Promise<TranscribeResponse> {
+    const pcm = decodeReceived(received, {
       ffmpegPath: this.options.ffmpegPath,
       maxSeconds: this.options.maxAudioSeconds,
-      spool: this.spool,
       logger: ctx.logger,
       signal: ctx.signal,
     });
-    const waited = { ms: 0 };
-    let chosenId: string | undefined;
+    const waited = { ms: receivedMs };
     const recognition = await recognizeWindows(
       timed(streamWindows(pcm, this.options.windowing, SAMPLE_RATE), waited),
       {
-        // The fields read so far count, so `model` and `language` may follow the file (the
-        // openai client sends the file first): for audio of one window that is the whole form.
-        choose: () => {
-          const { model: name, language } = upload.currentOptions();
-          const { id, handle: model } = this.registry.get(name);
-          checkLanguage(model, language);
-          chosenId = id;
-          return { model, language };
-        },
+        choose: () => ({ model, language: forced }),
         recognizer: this.recognizer,
         inFlight: this.options.windowsInFlight,
+        owner: ctx.keyId ?? '',
         signal: ctx.signal,
       },
     );
     this.metrics.decodeSeconds.observe(waited.ms / 1000);
-    // Fields that came after the first window with sound was transcribed must agree with it.
-    const final = upload.finalOptions();
-    const { id, handle: model } = this.registry.get(final.model);
-    checkLanguage(model, final.language);
-    const late = (param: string) =>
-      new SwitchboardError('invalid_request', {
-        message: `${param}: arrived after the first ${this.options.windowing.chunkSeconds} s of audio were transcribed; send it before the file`,
-        param,
-      });
-    if (chosenId !== undefined && chosenId !== id) throw late('model');
-    const used = recognition.language;
-    if (used !== undefined && final.language && final.language !== used) throw late('language');
 
     const duration_s = durationSeconds(recognition.samples);
-    const language = used ?? final.language;
-    if (used === undefined) {
+    const language = recognition.language ?? forced;
+    if (recognition.language === undefined) {
       ctx.logger.info({ duration_s }, 'silent audio; nothing to transcribe');
     } else {
       const seconds = recognition.recognitionSeconds;
@@ -133,7 +159,7 @@ export class TranscriptionService {
           duration_s,
           seconds,
           language,
-          detected: !final.language && model.multilingual,
+          detected: !forced && model.multilingual,
           chunks: recognition.chunks.length,
         },
         'transcribed',

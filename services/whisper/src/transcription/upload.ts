@@ -1,5 +1,6 @@
 // The client stream of a Transcribe call, split into what it means: the options (first message,
-// possibly amended by one more after the data) and the upload's bytes in between.
+// possibly amended by more along with or after the data: the form's fields in any order) and the
+// upload's bytes in between.
 import type { TranscribeChunk__Output, TranscribeOptions__Output } from '@switchboard/contracts';
 import { SwitchboardError } from '@switchboard/errors';
 
@@ -13,8 +14,6 @@ export interface Upload {
   readonly options: UploadOptions;
   /** The file's bytes, in order; ends with the call's stream. */
   readonly data: AsyncIterable<Uint8Array>;
-  /** The options seen so far: the first message's, amended by any read along with the data. */
-  currentOptions(): UploadOptions;
   /** The options once the whole stream was read: later non-empty fields replace earlier ones. */
   finalOptions(): UploadOptions;
 }
@@ -43,7 +42,6 @@ export async function openUpload(messages: AsyncIterable<TranscribeChunk__Output
   return {
     options,
     data: data(),
-    currentOptions: () => current,
     finalOptions() {
       if (!final) throw new Error('finalOptions() before the upload was read');
       return final;

@@ -1,0 +1,142 @@
+// The tier's "model calls at once" and fair queueing, through two gateway replicas and real
+// workers: one key past its limit is refused with 429 concurrency_limit and Retry-After however
+// its calls are spread over the replicas, another key's call is served while the first key's run,
+// and a key with a backlog (a higher tier) does not make another key's call wait behind it.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { bearer, createKey } from '../support/admin.js';
+import { startGateway, type GatewayProcess } from '../support/gateway.js';
+import { startS3, type S3Server } from '../support/s3.js';
+import { errorOf, sleep, startModelStack, type ModelStack } from '../support/stack.js';
+import type { WorkerProcess } from '../support/worker.js';
+
+let llm: ModelStack;
+let diffusion: ModelStack;
+let s3: S3Server;
+/** A second replica beside each stack's gateway. */
+let llmReplica: GatewayProcess;
+
+before(async () => {
+  s3 = await startS3();
+  [llm, diffusion] = await Promise.all([
+    startModelStack('llm'),
+    startModelStack('diffusion', {
+      workerEnv: { DIFFUSION_CONCURRENCY: '1', DIFFUSION_QUEUE_DEPTH: '8', DIFFUSION_MAX_BATCH: '1' },
+      sharedEnv: s3.env('switchboard-images'),
+    }),
+  ]);
+  llmReplica = await startGateway(llm.stack.gatewayEnv);
+});
+after(async () => {
+  await llmReplica?.stop();
+  await Promise.all([llm?.stop(), diffusion?.stop()]);
+  await s3?.stop();
+});
+
+const post = (gateway: GatewayProcess, path: string, key: string, body: unknown, signal?: AbortSignal) =>
+  fetch(`${gateway.url}${path}`, {
+    method: 'POST',
+    headers: { ...bearer(key), 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal,
+  });
+
+async function untilMetric(worker: WorkerProcess, name: string, ok: (value: number) => boolean) {
+  for (let i = 0; i < 1000; i++) {
+    if (ok(await worker.metric(name))) return;
+    await sleep(10);
+  }
+  assert.fail(`${name} never reached the expected value`);
+}
+
+async function assertConcurrencyLimit(res: Response): Promise<void> {
+  assert.equal(res.status, 429, await res.clone().text());
+  assert.match(res.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+  assert.equal((await errorOf(res)).code, 'concurrency_limit');
+}
+
+test('twenty long queries from one basic key over two replicas: two run, the rest get 429 concurrency_limit; another key is served meanwhile', async (t) => {
+  const heavy = await createKey(llm.stack.gateway, { rate_limit_per_minute: 10_000 });
+  const light = await createKey(llm.stack.gateway, { rate_limit_per_minute: 10_000 });
+  const short = { prompt: 'Hello', max_tokens: 16, temperature: 0 };
+  const started = performance.now();
+  assert.equal((await post(llm.stack.gateway, '/query', light.key, short)).status, 200);
+  const unloadedMs = performance.now() - started;
+
+  const stop = new AbortController();
+  const long = { prompt: 'Tell me a story', max_tokens: 2000, temperature: 0 };
+  const calls = Array.from({ length: 20 }, (_, i) =>
+    post(i % 2 === 0 ? llm.stack.gateway : llmReplica, '/query', heavy.key, long, stop.signal).catch(
+      (error: unknown) => error,
+    ),
+  );
+  await untilMetric(llm.worker, 'llm_active_generations', (n) => n === 2);
+  const answered = await Promise.race([Promise.all(calls.map(async (c) => c)), sleep(500).then(() => null)]);
+  assert.equal(answered, null, 'two calls are still running');
+  const refusals: Response[] = [];
+  for (const call of calls) {
+    const res = await Promise.race([call, sleep(200).then(() => undefined)]);
+    if (res instanceof Response) refusals.push(res);
+  }
+  assert.equal(refusals.length, 18);
+  for (const res of refusals) await assertConcurrencyLimit(res);
+
+  const loadedStart = performance.now();
+  const res = await post(llmReplica, '/query', light.key, short);
+  const loadedMs = performance.now() - loadedStart;
+  assert.equal(res.status, 200, await res.clone().text());
+  assert.equal(await llm.worker.metric('llm_active_generations'), 2, "the heavy key's calls still run");
+  t.diagnostic(
+    `short query: ${unloadedMs.toFixed(0)} ms unloaded, ${loadedMs.toFixed(0)} ms beside the heavy key`,
+  );
+
+  // The heavy key's places come back when its calls end, on whichever replica they ran.
+  stop.abort();
+  await Promise.all(calls);
+  await untilMetric(llm.worker, 'llm_active_generations', (n) => n === 0);
+  for (let i = 0; ; i++) {
+    const again = await post(llmReplica, '/query', heavy.key, short);
+    if (again.status === 200) break;
+    assert.ok(i < 50, `places not given back: ${again.status}`);
+    await sleep(100);
+  }
+});
+
+test("a key with a backlog of images does not make another key's image wait behind it; a basic key's third is refused", async () => {
+  const gateway = diffusion.stack.gateway;
+  const heavy = await createKey(gateway, { tier: 'enterprise', rate_limit_per_minute: 10_000 });
+  const light = await createKey(gateway, { rate_limit_per_minute: 10_000 });
+  const body = (seed: number) => ({ prompt: 'a lighthouse', width: 64, height: 64, steps: 12, seed });
+  const finished: string[] = [];
+  const track = (name: string, res: Promise<Response>) =>
+    res.then((answer) => {
+      finished.push(name);
+      return answer;
+    });
+
+  // The heavy key's first call holds the only slot (aborted later); its next five wait.
+  const holder = new AbortController();
+  const held = post(
+    gateway,
+    '/generate-image',
+    heavy.key,
+    { prompt: 'hold the slot', width: 1024, height: 1024, steps: 100, seed: 1 },
+    holder.signal,
+  ).catch((error: unknown) => error);
+  await untilMetric(diffusion.worker, 'diffusion_active_generations', (n) => n === 1);
+  const backlog: Promise<Response>[] = [];
+  for (let i = 2; i <= 6; i++)
+    backlog.push(track('heavy', post(gateway, '/generate-image', heavy.key, body(i))));
+  await untilMetric(diffusion.worker, 'diffusion_queue_depth', (n) => n === 5);
+  const lightCalls = [track('light', post(gateway, '/generate-image', light.key, body(7)))];
+  await untilMetric(diffusion.worker, 'diffusion_queue_depth', (n) => n === 6);
+  lightCalls.push(post(gateway, '/generate-image', light.key, body(8)));
+  await assertConcurrencyLimit(await post(gateway, '/generate-image', light.key, body(9)));
+  holder.abort();
+  assert.ok((await held) instanceof Error);
+
+  for (const res of [...backlog, ...lightCalls]) assert.equal((await res).status, 200);
+  // At most one of the heavy key's turn, then the light key's: not behind all five of its
+  // backlog, as first come, first served would have it.
+  assert.ok(finished.indexOf('light') <= 1, `finished in order ${finished.join(', ')}`);
+});
