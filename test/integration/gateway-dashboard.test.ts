@@ -13,7 +13,11 @@ interface Key {
   status: string;
 }
 interface Status {
-  workers: { name: string; status: string }[];
+  workers: {
+    name: string;
+    status: string;
+    replicas: { address: string; status: string; in_flight: number; served: number }[];
+  }[];
   browser_sessions: { session_id: string; status: string; owner_key_id: string }[] | null;
 }
 
@@ -155,6 +159,26 @@ describe('the admin dashboard in Chromium', { timeout: 240_000 }, () => {
     }
     assert.equal(workers.find((w) => w.name === 'browser')?.status, 'SERVING');
     assert.equal(workers.find((w) => w.name === 'llm')?.status, 'UNREACHABLE');
+    // Under each model worker, a row per replica: its address, health and call counts.
+    assert.deepEqual(
+      workers.filter((w) => w.replicas.length > 0).map((w) => w.name),
+      ['llm', 'whisper', 'diffusion'],
+    );
+    for (const worker of workers) {
+      for (const replica of worker.replicas) {
+        const row = page
+          .locator(`tbody tr.replica[data-worker="${worker.name}"]`)
+          .filter({ hasText: replica.address });
+        await row.getByText(replica.status, { exact: true }).waitFor();
+        assert.deepEqual(await row.locator('td').allInnerTexts(), [
+          'replica',
+          replica.address,
+          replica.status,
+          String(replica.in_flight),
+          String(replica.served),
+        ]);
+      }
+    }
 
     // Dismissing the confirmation closes nothing.
     nextDialog(false);

@@ -45,7 +45,7 @@ test('the admin status call reports every worker, unreachable while none runs', 
   const res = await admin(stack.gateway, 'GET', '/status');
   assert.equal(res.status, 200);
   const status = (await res.json()) as {
-    workers: { name: string; status: string }[];
+    workers: { name: string; address: string; status: string; replicas: unknown[] }[];
     browser_sessions: unknown;
     animation_jobs: unknown;
   };
@@ -53,6 +53,13 @@ test('the admin status call reports every worker, unreachable while none runs', 
     status.workers.map((w) => [w.name, w.status]),
     ['llm', 'whisper', 'diffusion', 'animation', 'browser'].map((name) => [name, 'UNREACHABLE']),
   );
+  // A model worker at an IP address has that one replica, never reached and sent nothing; the
+  // browser and animation workers list none.
+  for (const worker of status.workers) {
+    const replica = { address: worker.address, status: 'UNREACHABLE', in_flight: 0, served: 0 };
+    const pooled = ['llm', 'whisper', 'diffusion'].includes(worker.name);
+    assert.deepEqual(worker.replicas, pooled ? [replica] : [], worker.name);
+  }
   // Sessions come from the registry every browser worker writes to: none yet.
   assert.deepEqual(status.browser_sessions, []);
   // Jobs come from JetStream, which answers with no animation worker running: none yet.

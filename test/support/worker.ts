@@ -37,6 +37,10 @@ export interface StartWorkerOptions {
   env?: Record<string, string>;
   /** Wait for grpc health SERVING (default) or only for the port to answer. */
   waitServing?: boolean;
+  /** The gRPC listen address (default 127.0.0.1), e.g. a loopback address of its own per replica. */
+  host?: string;
+  /** The gRPC port (default a free one), e.g. the port its fellow replicas share. */
+  port?: number;
 }
 
 /**
@@ -48,13 +52,14 @@ export function startWorker(name: string, options: StartWorkerOptions = {}): Pro
 }
 
 async function startWorkerOnce(name: string, options: StartWorkerOptions): Promise<WorkerProcess> {
-  const port = await freePort();
+  const host = options.host ?? '127.0.0.1';
+  const port = options.port ?? (await freePort(host));
   const metricsPort = await freePort();
   const child = spawn(process.execPath, [join(repoRoot, `services/${name}/dist/main.js`)], {
     env: {
       PATH: process.env.PATH ?? '',
       GRPC_PORT: String(port),
-      GRPC_HOST: '127.0.0.1',
+      GRPC_HOST: host,
       METRICS_PORT: String(metricsPort),
       CLUSTER_SECRET: testClusterSecret,
       LOG_LEVEL: 'warn',
@@ -66,7 +71,7 @@ async function startWorkerOnce(name: string, options: StartWorkerOptions): Promi
   const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  const address = `127.0.0.1:${port}`;
+  const address = `${host}:${port}`;
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;

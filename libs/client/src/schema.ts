@@ -52,7 +52,7 @@ export interface paths {
         put?: never;
         /**
          * Transcribe audio
-         * @description The upload is streamed to the worker; it may be as large as the key's tier allows (basic 25 MB, professional 100 MB, enterprise 500 MB by default).
+         * @description The upload is streamed to the worker; it may be as large as the key's tier allows (basic 25 MB, professional 100 MB, enterprise 500 MB by default). Form fields may come in any order, before or after `file`, with the same result: recognition starts once the whole form has arrived. A malformed form (no boundary, cut short, a control character in the file name) is `400 invalid_request`.
          */
         post: operations["transcribe"];
         delete?: never;
@@ -197,7 +197,7 @@ export interface paths {
         put?: never;
         /**
          * Create a browser session
-         * @description Takes a Chromium process from the pre-launched pool. The session and its screenshots belong to the key id that created it. Too many sessions for the key's tier → `429 session_limit`; no browser capacity anywhere → `503 no_capacity`.
+         * @description Takes a Chromium process from the pre-launched pool. The session and its screenshots belong to the key id that created it. Too many sessions for the key's tier → `429 session_limit`; no browser capacity anywhere → `503 no_capacity`, and so is one more session for a key that already holds its share of the cluster's browsers (`BROWSER_KEY_CAPACITY_SHARE`, default half) while other keys are being turned away — both with `Retry-After`.
          */
         post: operations["createBrowserSession"];
         delete?: never;
@@ -492,7 +492,7 @@ export interface paths {
         };
         /**
          * Cluster status
-         * @description Each worker's health, live browser sessions and animation jobs (what the dashboard shows).
+         * @description Each worker's health, the cluster's browser capacity and sessions by key, live browser sessions and animation jobs (what the dashboard shows).
          */
         get: operations["clusterStatus"];
         put?: never;
@@ -790,7 +790,7 @@ export interface paths {
         put?: never;
         /**
          * Transcribe audio (OpenAI shape)
-         * @description Streamed to the worker exactly like POST /transcribe, within the key's tier's upload limit. `model` and `language` may follow `file` (the openai client sends the file first): the worker settles them when the first 30-s window is transcribed, so for longer audio one sent after the file is a 400 naming it; send it before the file then.
+         * @description Streamed to the worker exactly like POST /transcribe, within the key's tier's upload limit. Form fields may come in any order, before or after `file` (the openai client sends the file first), with the same result: recognition starts once the whole form has arrived.
          */
         post: operations["openAiTranscribe"];
         delete?: never;
@@ -1265,7 +1265,7 @@ export interface components {
             selector: string;
         };
         InputRequest: {
-            /** @description A CSS selector; must match within 5 s. */
+            /** @description A CSS selector; must match within 5 s. One that cannot be parsed → `400 invalid_request` at once. */
             selector: string;
             /** @description Text typed into the element. */
             text: string;
@@ -1277,7 +1277,7 @@ export interface components {
             url: string;
         };
         SubmitRequest: {
-            /** @description The form (or an element inside it) to submit; must match within 5 s. */
+            /** @description The form (or an element inside it) to submit; must match within 5 s. A selector that cannot be parsed → `400 invalid_request` at once. */
             selector: string;
         };
         CaptureResult: {
@@ -1328,12 +1328,12 @@ export interface components {
             key: string;
         };
         /**
-         * @description basic < professional < enterprise. Defaults — requests/minute: 60, 600, 6000; browser sessions at once: 2, 10, 50; upload limit: 25 MB, 100 MB, 500 MB; animation jobs at once: 0, 2, 10.
+         * @description basic < professional < enterprise. Defaults — requests/minute: 60, 600, 6000; browser sessions at once: 2, 10, 50; upload limit: 25 MB, 100 MB, 500 MB; animation jobs at once: 0, 2, 10; model calls at once, per capability: 2, 8, 32.
          * @enum {string}
          */
         Tier: "basic" | "professional" | "enterprise";
         CreateKeyRequest: {
-            /** @description A label for people. */
+            /** @description A label for people: no control characters, unpaired surrogates or bidirectional formatting characters. */
             name: string;
             tier: components["schemas"]["Tier"];
             /**
@@ -1367,7 +1367,7 @@ export interface components {
         };
         /** @description Any of the fields; those left out keep their value. */
         UpdateKeyRequest: {
-            /** @description A label for people. */
+            /** @description A label for people: no control characters, unpaired surrogates or bidirectional formatting characters. */
             name?: string;
             tier?: components["schemas"]["Tier"];
             /** @description Client addresses the key may be used from; empty = everyone (the cluster's `IP_ALLOWLIST` applies first). */
@@ -1418,11 +1418,30 @@ export interface components {
                 name: string;
                 address: string;
                 /**
-                 * @description `grpc.health.v1` status.
+                 * @description `grpc.health.v1` status: SERVING when any replica serves.
                  * @enum {string}
                  */
                 status: "SERVING" | "NOT_SERVING" | "UNREACHABLE";
+                /** @description Every replica the worker's address resolves to now, as this gateway routes over them (docs/scaling.md). Only llm, whisper and diffusion list theirs; browser and animation list none: new sessions go to the worker the session registry names, and animation workers pull their jobs. */
+                replicas: components["schemas"]["WorkerReplica"][];
             }[];
+            /** @description The cluster's browsers and who holds them (docs/browser-sessions.md). */
+            browser: {
+                /** @description Sessions the live browser workers can run at once (the sum of their `BROWSER_MAX_SESSIONS`). */
+                capacity: number;
+                /** @description Sessions running on them now. */
+                in_use: number;
+                /** @description `BROWSER_KEY_CAPACITY_SHARE`. */
+                key_capacity_share: number;
+                /** @description max(1, ⌊share × capacity⌋): the most sessions a key takes while other keys wait for a browser. */
+                fair_share: number;
+                /** @description Active sessions per owner key id, over the whole cluster; keys with none are left out. */
+                sessions_by_key: {
+                    [key: string]: number;
+                };
+                /** @description Key ids turned away with `no_capacity` below their share within the last 30 s and not served since: while any is listed, keys at their fair share get no more sessions. */
+                waiting_keys: string[];
+            };
             /** @description `null` when the browser worker cannot be reached. */
             browser_sessions: {
                 /** Format: uuid */
@@ -1435,6 +1454,19 @@ export interface components {
             }[] | null;
             /** @description The 50 newest jobs of every key (the first page of `GET /admin/api/jobs?limit=50`); `null` when the job store cannot be read. Jobs are listed while no animation worker runs. */
             animation_jobs: components["schemas"]["AdminJob"][] | null;
+        };
+        WorkerReplica: {
+            /** @description `ip:port` the worker name resolved to. */
+            address: string;
+            /**
+             * @description The replica's last `grpc.health.v1` answer (NOT_SERVING while it drains); UNREACHABLE when it cannot be reached, and until its first answer after being resolved.
+             * @enum {string}
+             */
+            status: "SERVING" | "NOT_SERVING" | "UNREACHABLE";
+            /** @description Calls this gateway replica has open to it now. */
+            in_flight: number;
+            /** @description Calls this gateway replica has sent it since it was resolved, retries included. */
+            served: number;
         };
         Health: {
             /** @enum {string} */
@@ -1467,13 +1499,14 @@ export interface components {
             capability: "llm" | "whisper" | "diffusion" | "animation";
         };
         /**
-         * @description Every error under /v1: OpenAI's body, with the same HTTP status and the same stable code (in `code`) as the rest of the API; the request id is in `X-Request-Id`.
+         * @description Every error under /v1: OpenAI's body, with the same HTTP status and the same stable code (in `code`) as the rest of the API, plus the request id (also in `X-Request-Id`) in `request_id`.
          * @example {
          *       "error": {
          *         "message": "n: n other than 1 is not supported",
          *         "type": "invalid_request_error",
          *         "param": "n",
-         *         "code": "invalid_request"
+         *         "code": "invalid_request",
+         *         "request_id": "0b9c…"
          *       }
          *     }
          */
@@ -1485,6 +1518,8 @@ export interface components {
                 /** @description The request field at fault, when exactly one is. */
                 param: string | null;
                 code: components["schemas"]["ErrorCode"];
+                /** @description The `X-Request-Id` of the request. */
+                request_id: string;
             };
         };
         OpenAiCompletion: {
@@ -1893,7 +1928,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`. */
+            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2149,7 +2184,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`. */
+            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2296,7 +2331,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`. */
+            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3011,7 +3046,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Range Not Satisfiable: the range starts past the end of the file. No body. */
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
             416: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3021,7 +3056,9 @@ export interface operations {
                     "Content-Range": components["headers"]["Content-Range"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Too Many Requests: `rate_limited`. */
             429: {
@@ -3137,7 +3174,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Range Not Satisfiable: the range starts past the end of the file. No body. */
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
             416: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3147,7 +3184,9 @@ export interface operations {
                     "Content-Range": components["headers"]["Content-Range"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Too Many Requests: `rate_limited`. */
             429: {
@@ -5458,6 +5497,28 @@ export interface operations {
                     "text/html; charset=utf-8": string;
                 };
             };
+            /** @description Precondition Failed: `invalid_request`, for an `If-Match` or `If-Unmodified-Since` the file does not meet. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `bytes *\/<size of the file>`. */
+                    "Content-Range": components["headers"]["Content-Range"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     adminDashboardStyle: {
@@ -5477,6 +5538,28 @@ export interface operations {
                 };
                 content: {
                     "text/css": string;
+                };
+            };
+            /** @description Precondition Failed: `invalid_request`, for an `If-Match` or `If-Unmodified-Since` the file does not meet. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `bytes *\/<size of the file>`. */
+                    "Content-Range": components["headers"]["Content-Range"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5500,6 +5583,28 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
+            /** @description Precondition Failed: `invalid_request`, for an `If-Match` or `If-Unmodified-Since` the file does not meet. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `bytes *\/<size of the file>`. */
+                    "Content-Range": components["headers"]["Content-Range"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     adminDashboardLitHtml: {
@@ -5519,6 +5624,28 @@ export interface operations {
                 };
                 content: {
                     "text/javascript": string;
+                };
+            };
+            /** @description Precondition Failed: `invalid_request`, for an `If-Match` or `If-Unmodified-Since` the file does not meet. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `bytes *\/<size of the file>`. */
+                    "Content-Range": components["headers"]["Content-Range"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5617,6 +5744,28 @@ export interface operations {
                     "text/html; charset=utf-8": string;
                 };
             };
+            /** @description Precondition Failed: `invalid_request`, for an `If-Match` or `If-Unmodified-Since` the file does not meet. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `bytes *\/<size of the file>`. */
+                    "Content-Range": components["headers"]["Content-Range"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     docsScript: {
@@ -5638,6 +5787,28 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
+            /** @description Precondition Failed: `invalid_request`, for an `If-Match` or `If-Unmodified-Since` the file does not meet. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `bytes *\/<size of the file>`. */
+                    "Content-Range": components["headers"]["Content-Range"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     docsScalarBundle: {
@@ -5657,6 +5828,28 @@ export interface operations {
                 };
                 content: {
                     "text/javascript": string;
+                };
+            };
+            /** @description Precondition Failed: `invalid_request`, for an `If-Match` or `If-Unmodified-Since` the file does not meet. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `bytes *\/<size of the file>`. */
+                    "Content-Range": components["headers"]["Content-Range"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -5972,7 +6165,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`. */
+            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6125,7 +6318,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`. */
+            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6272,7 +6465,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`. */
+            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6422,7 +6615,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`. */
+            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7012,15 +7205,19 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
-            /** @description Range Not Satisfiable. No body. */
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
             416: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    /** @description `bytes *\/<size of the file>`. */
+                    "Content-Range": components["headers"]["Content-Range"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["OpenAiError"];
+                };
             };
             /** @description Too Many Requests: `rate_limited`. */
             429: {

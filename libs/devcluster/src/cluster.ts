@@ -1,13 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { waitForServing } from '@switchboard/grpc';
 import { ensureDevModel } from './dev-models.js';
 import { gatewayKeyPepperEnv } from './key-pepper.js';
 import { natsRoles, redisRoles, type NatsRole, type RedisRole } from '@switchboard/broker-auth';
 import { startNats, startRedis, type InfraHandle } from './infra.js';
 import { freePort } from './ports.js';
 import { ManagedProcess, waitUntilReady } from './process.js';
+import type { Replica } from './replica-set.js';
+import { parseReplicas } from './replicas.js';
+import { WorkerFleet } from './worker-fleet.js';
+
+export type { Replica } from './replica-set.js';
 
 /** The workers the gateway knows how to reach, in the order they are started. */
 export const workerNames = ['llm', 'whisper', 'diffusion', 'animation', 'browser'] as const;
@@ -24,6 +28,8 @@ export interface ClusterOptions {
   /** Called when a process exits on its own while the cluster runs. */
   onCrash?: (service: string, output: string) => void;
   readyTimeoutMs?: number;
+  /** Only these workers (default: every one whose build exists), e.g. for a test that needs one. */
+  workers?: readonly string[];
 }
 
 export interface Cluster {
@@ -33,6 +39,19 @@ export interface Cluster {
   processes: Map<string, ManagedProcess>;
   /** Names of the workers found and started (those whose build exists). */
   workers: string[];
+  /** What the gateway was given to reach each worker (`LLM_ADDR` → `127.0.0.1:<port>` or `llm.switchboard.local:<port>`). */
+  workerAddresses: Record<string, string>;
+  /** With SWITCHBOARD_REPLICAS: `127.0.0.1:<port>` of the DNS server behind the workers' names. */
+  dnsServer: string | undefined;
+  /** A worker's running processes, oldest first. */
+  replicas(worker: string): Replica[];
+  /**
+   * One more process of `worker` (SWITCHBOARD_REPLICAS set) on the next loopback address; resolves
+   * once it serves and its DNS name answers with it.
+   */
+  addReplica(worker: string): Promise<Replica>;
+  /** Takes a replica (the newest unless named) out of the worker's DNS name, then stops it. */
+  removeReplica(worker: string, name?: string): Promise<Replica>;
   stop(): Promise<void>;
 }
 
@@ -49,12 +68,6 @@ async function waitForHttp(url: string, proc: ManagedProcess, timeoutMs: number)
       throw new Error(`${proc.name} not ready at ${url} within ${timeoutMs} ms:\n${proc.recentOutput()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-/** Listeners a worker has besides gRPC and metrics, on free loopback ports. */
-async function ownPorts(name: string): Promise<NodeJS.ProcessEnv> {
-  if (name === 'browser') return { DEVTOOLS_PORT: String(await freePort()), DEVTOOLS_HOST: '127.0.0.1' };
-  return {};
 }
 
 /**
@@ -89,22 +102,34 @@ async function startFakeAvatarVendor(
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const { root, env } = options;
   const timeout = options.readyTimeoutMs ?? 120_000;
+  // Before anything starts: a bad value fails at once, naming what is wrong.
+  const replicaCounts = parseReplicas(env.SWITCHBOARD_REPLICAS, workerNames);
   const processes = new Map<string, ManagedProcess>();
+  const leaving = new WeakSet<ManagedProcess>();
   const infra: InfraHandle[] = [];
+  const late: { fleet?: WorkerFleet } = {};
   let stopping = false;
 
-  const stop = async () => {
-    stopping = true;
-    // Reverse start order: the gateway drains first, the brokers go last.
-    for (const proc of [...processes.values()].reverse()) await proc.stop(10_000);
-    for (const handle of infra.reverse()) await handle.stop();
-  };
+  // Once only: a test's clean-up may call it again after the test itself did.
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      stopping = true;
+      // The gateway drains first, then the rest in reverse start order (replicas added at run
+      // time before the ones started with the cluster), the brokers last.
+      const order = [...processes.values()].reverse();
+      order.sort((a, b) => Number(b.name === 'gateway') - Number(a.name === 'gateway'));
+      for (const proc of order) await proc.stop(10_000);
+      await late.fleet?.close();
+      for (const handle of [...infra].reverse()) await handle.stop();
+    })());
 
-  const spawnService = (name: string, serviceEnv: NodeJS.ProcessEnv) => {
+  /** Starts `services/<service>`, shown in logs as `name` (a replica's own name, `llm-2`). */
+  const spawnService = (service: string, serviceEnv: NodeJS.ProcessEnv, name = service) => {
     const proc = new ManagedProcess(
       name,
       process.execPath,
-      [join(root, 'services', name, 'dist', 'main.js')],
+      [join(root, 'services', service, 'dist', 'main.js')],
       undefined,
       {
         env: serviceEnv,
@@ -114,7 +139,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     );
     processes.set(name, proc);
     void proc.exited.then(() => {
-      if (!stopping) options.onCrash?.(name, proc.recentOutput());
+      // A replica taken away on purpose leaves the list; any other exit is a crash.
+      if (leaving.has(proc)) processes.delete(name);
+      else if (!stopping) options.onCrash?.(name, proc.recentOutput());
     });
     return proc;
   };
@@ -159,7 +186,17 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       OBJECT_STORE_DIR: resolve(root, env.OBJECT_STORE_DIR || join(stateDir, 'objects')),
     };
 
-    const built = workerNames.filter((name) => existsSync(join(root, 'services', name, 'dist', 'main.js')));
+    const built: string[] = workerNames.filter(
+      (name) =>
+        (options.workers === undefined || options.workers.includes(name)) &&
+        existsSync(join(root, 'services', name, 'dist', 'main.js')),
+    );
+    const missing = [...(replicaCounts?.keys() ?? [])].filter((name) => !built.includes(name));
+    if (missing.length > 0) {
+      throw new Error(
+        `SWITCHBOARD_REPLICAS names ${missing.join(', ')}, which ${missing.length > 1 ? 'are' : 'is'} not built or not started here (npm run build)`,
+      );
+    }
     if (env.SWITCHBOARD_FAKE_AVATAR === '1' && built.includes('animation') && !env.AVATAR_API_KEY) {
       Object.assign(shared, await startFakeAvatarVendor(root, processes, timeout));
       options.onNotice?.('avatar: using the local fake of the D-ID Talks API (SWITCHBOARD_FAKE_AVATAR=1)');
@@ -168,34 +205,21 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       const notice = await ensureDevModel(modelDir, name);
       if (notice) options.onNotice?.(notice);
     }
-    const addresses: Record<string, string> = {};
-    for (const name of built) {
-      const port = await freePort();
-      addresses[`${name.toUpperCase()}_ADDR`] = `127.0.0.1:${port}`;
-      spawnService(name, {
-        ...shared,
-        ...brokerEnv(name),
-        GRPC_PORT: String(port),
-        GRPC_HOST: '127.0.0.1',
-        METRICS_PORT: String(await freePort()),
-        ...(await ownPorts(name)),
-      });
-    }
-    await Promise.all(
-      built.map(async (name) => {
-        const status = await waitForServing(addresses[`${name.toUpperCase()}_ADDR`]!, { timeoutMs: timeout });
-        if (status !== 'SERVING')
-          throw new Error(
-            `${name} did not report SERVING (${status}):\n${processes.get(name)?.recentOutput() ?? ''}`,
-          );
-      }),
-    );
+    const fleet = await WorkerFleet.start({
+      workers: built,
+      counts: replicaCounts,
+      envOf: (name) => ({ ...shared, ...brokerEnv(name) }),
+      spawn: (worker, name, workerEnv) => spawnService(worker, workerEnv, name),
+      leaving,
+      readyTimeoutMs: timeout,
+    });
+    late.fleet = fleet;
 
     const gatewayPort = env.GATEWAY_PORT || '8080';
     const gateway = spawnService('gateway', {
       ...shared,
       ...brokerEnv('gateway'),
-      ...addresses,
+      ...fleet.gatewayEnv,
       ADMIN_TOKEN: adminToken,
       ...gatewayKeyPepperEnv(env, stateDir),
       GATEWAY_PORT: gatewayPort,
@@ -203,7 +227,21 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     });
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     await waitForHttp(`${gatewayUrl}/readyz`, gateway, timeout);
-    return { gatewayUrl, adminToken, processes, workers: built, stop };
+    const workerAddresses = Object.fromEntries(
+      Object.entries(fleet.gatewayEnv).filter(([name]) => name.endsWith('_ADDR')),
+    ) as Record<string, string>;
+    return {
+      gatewayUrl,
+      adminToken,
+      processes,
+      workers: built,
+      workerAddresses,
+      dnsServer: fleet.dnsServer,
+      replicas: (worker) => fleet.replicas(worker),
+      addReplica: (worker) => fleet.add(worker),
+      removeReplica: (worker, name) => fleet.remove(worker, name),
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

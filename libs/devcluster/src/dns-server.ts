@@ -4,6 +4,11 @@ import { isIP } from 'node:net';
 export interface DnsServer {
   /** `127.0.0.1:<port>`, the form `dns.Resolver#setServers` takes. */
   address: string;
+  /**
+   * Replaces a name's addresses (`[]` keeps the name, answering NODATA) while the server runs: the
+   * local runner's replicas join and leave their worker's name this way.
+   */
+  setRecords(name: string, addresses: string[]): void;
   close(): Promise<void>;
 }
 
@@ -20,12 +25,13 @@ const rcode = { noError: 0, formErr: 1, nxDomain: 3, notImp: 4 } as const;
  */
 export async function startDnsServer(records: Record<string, string[]>): Promise<DnsServer> {
   const zone = new Map<string, string[]>();
-  for (const [name, addresses] of Object.entries(records)) {
+  const setRecords = (name: string, addresses: string[]) => {
     for (const address of addresses) {
       if (isIP(address) === 0) throw new Error(`startDnsServer: ${name} → "${address}" is not an IP address`);
     }
-    zone.set(canonicalName(name), addresses);
-  }
+    zone.set(canonicalName(name), [...addresses]);
+  };
+  for (const [name, addresses] of Object.entries(records)) setRecords(name, addresses);
 
   const socket = createSocket('udp4');
   socket.on('message', (query, peer) => {
@@ -44,6 +50,7 @@ export async function startDnsServer(records: Record<string, string[]>): Promise
 
   return {
     address: `127.0.0.1:${socket.address().port}`,
+    setRecords,
     close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
   };
 }

@@ -4,11 +4,31 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCluster, type Cluster } from './cluster.js';
 import { lineFormatter } from './log-lines.js';
+import { MAX_REPLICAS, REPLICA_DOMAIN } from './replicas.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
+const usage = `Usage: npm start  (node libs/devcluster/dist/main.js)
+
+Runs NATS, Redis, every built worker and the gateway as local processes until Ctrl-C.
+Every setting of the services passes through from the environment; the runner's own:
+  GATEWAY_PORT=8080            the gateway's port
+  SWITCHBOARD_STATE_DIR=.run   keys, credentials, development models and stored files
+  SWITCHBOARD_REPLICAS=llm=3,diffusion=2,whisper=2,browser=2
+                               processes per worker (1 to ${MAX_REPLICAS}; unnamed workers get 1), each on its
+                               own loopback address (127.0.0.2, …) and the same port, behind one
+                               name (llm.${REPLICA_DOMAIN}) that the gateway resolves through the
+                               runner's DNS server (WORKER_DNS_SERVER). Unset: one process each on
+                               127.0.0.1, no DNS.
+  SWITCHBOARD_FAKE_AVATAR=1    the avatar back-end against a local fake of the D-ID Talks API
+`;
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(usage);
+    return;
+  }
   // The managed processes are unref'd (so tests can never hang on them); the runner itself must
   // stay up until it is told to stop.
   const keepAlive = setInterval(() => undefined, 1 << 30);
@@ -49,6 +69,16 @@ async function main(): Promise<void> {
   say('');
   say(`[switchboard] ready: ${cluster.gatewayUrl}`);
   say(`[switchboard] workers: ${workers}`);
+  if (cluster.dnsServer !== undefined) {
+    for (const worker of cluster.workers) {
+      const replicas = cluster.replicas(worker);
+      const address = cluster.workerAddresses[`${worker.toUpperCase()}_ADDR`];
+      say(
+        `[switchboard]   ${worker} ×${replicas.length} at ${address} → ${replicas.map((r) => r.host).join(', ')}`,
+      );
+    }
+    say(`[switchboard] worker names resolve through the runner's DNS server at ${cluster.dnsServer}`);
+  }
   say(`[switchboard] admin token: ${cluster.adminToken}`);
   say(`[switchboard] dashboard: ${cluster.gatewayUrl}/admin   API docs: ${cluster.gatewayUrl}/docs`);
   say('[switchboard] Ctrl-C stops everything.');

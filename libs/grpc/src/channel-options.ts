@@ -26,9 +26,24 @@ export const serverKeepalive = {
 } as const satisfies ChannelOptions;
 
 /**
- * Retries for UNAVAILABLE only: the request either never reached a worker (connection refused,
- * GOAWAY while draining) or the worker said it cannot take it now. Every other status is an
- * answer. `name: [{}]` applies the policy to every method of every service on the channel.
+ * Connection age, servers. A client keeps one connection per replica for as long as it works, so a
+ * replica added by a scale-up gets nothing from clients that balance by connection (grpc-js's
+ * round_robin, a mesh proxy). After ~5 min (grpc-js adds up to 10 % jitter) the server sends GOAWAY:
+ * new calls go on a new connection, after the client has resolved the name again, while calls
+ * already open keep running for the grace period: 10 min, the longest call deadline the gateway
+ * gives (whisper and diffusion), so no stream is cut by it.
+ */
+export const serverConnectionAge = {
+  'grpc.max_connection_age_ms': 300_000,
+  'grpc.max_connection_age_grace_ms': 600_000,
+} as const satisfies ChannelOptions;
+
+/**
+ * Retries for UNAVAILABLE only, before any answer: the request never reached a handler (connection
+ * refused, GOAWAY while draining). A handler sends its headers as soon as it takes a call
+ * (handlers.ts), and grpc-js retries nothing after headers, so work that may have run is never
+ * repeated here; a worker's refusals (no_capacity, model_loading) are retried by ReplicaPool, on
+ * another replica where there is one. `name: [{}]` applies the policy to every method.
  */
 export function retryServiceConfig(maxAttempts = 3): string {
   return JSON.stringify({

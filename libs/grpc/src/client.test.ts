@@ -54,14 +54,13 @@ test('the default deadline applies to every call and maps to upstream_timeout; t
   }
 });
 
-test('UNAVAILABLE is retried (3 attempts in all); other statuses are answers, not retried', async () => {
+test("a handler's answers are not retried by the channel, refusals included (ReplicaPool retries those)", async () => {
   let attempts = 0;
   const server = await serve([
     llm({
       Complete: async (request) => {
         attempts++;
-        if (request.prompt === 'busy' && attempts < 3) throw new SwitchboardError('no_capacity');
-        if (request.prompt === 'always-busy') throw new SwitchboardError('no_capacity');
+        if (request.prompt === 'busy') throw new SwitchboardError('no_capacity');
         if (request.prompt === 'bad') throw new SwitchboardError('invalid_request', { param: 'prompt' });
         return response(`attempt ${attempts}`);
       },
@@ -70,11 +69,9 @@ test('UNAVAILABLE is retried (3 attempts in all); other statuses are answers, no
   const client = createClient(Llm, server.address, { deadlineMs: 5_000 });
   const complete = client.Complete.bind(client);
   try {
-    assert.equal((await unary(complete, { prompt: 'busy' })).text, 'attempt 3');
-
-    attempts = 0;
-    assert.equal((await failure(unary(complete, { prompt: 'always-busy' }))).code, 'no_capacity');
-    assert.equal(attempts, 3);
+    // The handler took the call (its headers went out first), so the work may have run.
+    assert.equal((await failure(unary(complete, { prompt: 'busy' }))).code, 'no_capacity');
+    assert.equal(attempts, 1);
 
     attempts = 0;
     const bad = await failure(unary(complete, { prompt: 'bad' }));

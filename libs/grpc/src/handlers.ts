@@ -1,14 +1,15 @@
 import { once } from 'node:events';
-import type {
-  ServerDuplexStream,
-  ServerReadableStream,
-  ServerUnaryCall,
-  ServerWritableStream,
-  UntypedHandleCall,
-  handleClientStreamingCall,
-  handleServerStreamingCall,
-  handleUnaryCall,
-  sendUnaryData,
+import {
+  Metadata,
+  type ServerDuplexStream,
+  type ServerReadableStream,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type UntypedHandleCall,
+  type handleClientStreamingCall,
+  type handleServerStreamingCall,
+  type handleUnaryCall,
+  type sendUnaryData,
 } from '@grpc/grpc-js';
 import type { Logger } from '@switchboard/telemetry';
 import { openCallScope, type RequestContext } from './context.js';
@@ -49,9 +50,19 @@ export type ContextImplementation<H> = {
   [M in keyof H as string extends M ? never : M]: ContextHandler<H[M]>;
 };
 
+/**
+ * Sends the response headers as soon as a handler takes the call. A client then knows its request
+ * reached a handler: an UNAVAILABLE before any headers (refused, a draining server's GOAWAY) is
+ * safe to send to another replica, one after them is not, since the work may have run.
+ */
+function accept(call: { sendMetadata(metadata: Metadata): void }): void {
+  call.sendMetadata(new Metadata());
+}
+
 export function wrapUnary<Req, Res>(fn: UnaryHandler<Req, Res>, base: Logger): handleUnaryCall<Req, Res> {
   return (call, callback) => {
     const scope = openCallScope(call, base);
+    accept(call);
     run(() => fn(call.request, scope.ctx)).then(
       (response) => {
         scope.done();
@@ -71,6 +82,7 @@ export function wrapServerStream<Req, Res>(
 ): handleServerStreamingCall<Req, Res> {
   return (call) => {
     const scope = openCallScope(call, base);
+    accept(call);
     const { signal } = scope.ctx;
     run(async () => {
       for await (const message of fn(call.request, scope.ctx)) {
@@ -104,6 +116,7 @@ export function wrapClientStream<Req, Res>(
     // A cancel that comes while the handler waits for a message: destroying the stream makes its
     // `for await` throw instead of waiting forever.
     const scope = openCallScope(call, base, () => call.destroy());
+    accept(call);
     run(() => fn(requests<Req>(call, scope.ctx.signal), scope.ctx)).then(
       (response) => {
         scope.done();

@@ -8,9 +8,16 @@
  *           requestId, keyId, a child logger and an AbortSignal; a thrown SwitchboardError reaches
  *           the caller as its code, anything else as `internal`.
  * Gateway:  createClient(Llm, address, { deadlineMs, clusterSecret }), unary(client.Complete.bind(client), req,
- *           callMetadata({ requestId, keyId })), checkHealth(address).
+ *           callMetadata({ requestId, keyId })), checkHealth(address). For a worker with replicas:
+ *           new ReplicaPool(Llm, 'llm:50051', { deadlineMs, clusterSecret, dnsServer }), then
+ *           pool.unary((c) => c.Complete.bind(c), req, metadata), pool.stream(…), pool.replicas().
  */
-export { clientKeepalive, serverKeepalive, retryServiceConfig } from './channel-options.js';
+export {
+  clientKeepalive,
+  serverConnectionAge,
+  serverKeepalive,
+  retryServiceConfig,
+} from './channel-options.js';
 export {
   createClient,
   unary,
@@ -20,6 +27,9 @@ export {
   type UnaryOptions,
 } from './client.js';
 export type { RequestContext } from './context.js';
+export { ReplicaPool, type ReplicaListener, type ReplicaPoolOptions } from './replica-pool.js';
+export type { ReplicaInfo, ReplicaStatus } from './replica.js';
+export { hostResolver, parseTarget, type ResolveHost, type WorkerTarget } from './replica-resolver.js';
 export type {
   ClientStreamHandler,
   ContextHandler,

@@ -1,7 +1,7 @@
 import { type ChannelOptions, Server, ServerCredentials, type ServiceDefinition } from '@grpc/grpc-js';
 import { Health, type ServiceTypes, services as contractServices } from '@switchboard/contracts';
 import type { Logger } from '@switchboard/telemetry';
-import { serverKeepalive } from './channel-options.js';
+import { serverConnectionAge, serverKeepalive } from './channel-options.js';
 import { clusterAuthInterceptor } from './cluster-auth.js';
 import { type ContextImplementation, wrapImplementation } from './handlers.js';
 import { HealthReporter, type ReportedStatus, serviceNameOf } from './health.js';
@@ -32,7 +32,7 @@ export interface GrpcServerOptions {
   services: ServiceRegistration[];
   /** Health at start, for every service and overall. Default NOT_SERVING: models load first. */
   initialStatus?: ReportedStatus;
-  /** Extra grpc-js server options, over the defaults (keepalive, ping permits). */
+  /** Extra grpc-js server options, over the defaults (keepalive, ping permits, connection age). */
   channelOptions?: ChannelOptions;
   /**
    * When set, every call of `services` must carry it (CLUSTER_SECRET_KEY metadata, as createClient
@@ -54,6 +54,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
   const { host = '0.0.0.0', logger } = options;
   const server = new Server({
     ...serverKeepalive,
+    ...serverConnectionAge,
     ...options.channelOptions,
     ...(options.clusterSecret === undefined
       ? {}

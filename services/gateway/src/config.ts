@@ -153,6 +153,29 @@ const schema = z
       .describe(
         "host:port of the browser workers (a Service): health checks, and new sessions while no worker has announced itself; a session's calls go to the worker that owns it.",
       ),
+    BROWSER_KEY_CAPACITY_SHARE: z.coerce
+      .number()
+      .gt(0)
+      .max(1)
+      .default(0.5)
+      .describe(
+        "Share of the cluster's current browser capacity (the sessions the live browser workers can run at once) one key may hold while other keys are being turned away with `503 no_capacity`: a key holding ⌊share × capacity⌋ (at least 1) gets `503 no_capacity` for more while a key below its share was refused within the last 30 s and has not been served since. Bites only under contention; the tier's session limit applies as ever; 1 turns it off (docs/browser-sessions.md).",
+      ),
+    WORKER_DNS_SERVER: z
+      .string()
+      .regex(
+        /^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9a-fA-F:.]+\]:\d{1,5}|[0-9a-fA-F:.]*:[0-9a-fA-F:.]*)$/,
+        'expected an IP address with an optional port, e.g. 127.0.0.1:5353 or [::1]:53',
+      )
+      .optional()
+      .describe(
+        "DNS server (`ip[:port]`) the llm, whisper and diffusion names in `<NAME>_ADDR` are resolved with, every A and AAAA record each time; unset = the system's resolver (in Kubernetes, the cluster DNS behind a headless Service). The local runner points it at its own (docs/scaling.md).",
+      ),
+    WORKER_RESOLVE_INTERVAL_MS: env
+      .positiveInt(5_000)
+      .describe(
+        'How often the llm, whisper and diffusion names are resolved again, so replicas added or removed while the gateway runs get or stop getting calls.',
+      ),
     LLM_DEADLINE_MS: env.positiveInt(300_000).describe('Deadline of each llm call.'),
     WHISPER_DEADLINE_MS: env.positiveInt(600_000).describe('Deadline of each whisper call.'),
     DIFFUSION_DEADLINE_MS: env.positiveInt(600_000).describe('Deadline of each diffusion call.'),
@@ -205,8 +228,15 @@ const schema = z
       llm: { address: e.LLM_ADDR, deadlineMs: e.LLM_DEADLINE_MS },
       whisper: { address: e.WHISPER_ADDR, deadlineMs: e.WHISPER_DEADLINE_MS },
       diffusion: { address: e.DIFFUSION_ADDR, deadlineMs: e.DIFFUSION_DEADLINE_MS },
-      browser: { address: e.BROWSER_ADDR, deadlineMs: e.BROWSER_DEADLINE_MS },
+      browser: {
+        address: e.BROWSER_ADDR,
+        deadlineMs: e.BROWSER_DEADLINE_MS,
+        // Travels with the endpoint to the session router (sessions/session-router.ts).
+        keyCapacityShare: e.BROWSER_KEY_CAPACITY_SHARE,
+      },
     },
+    /** How the llm, whisper and diffusion names are resolved into replicas (clients/worker-endpoint.ts). */
+    workerRouting: { dnsServer: e.WORKER_DNS_SERVER, resolveIntervalMs: e.WORKER_RESOLVE_INTERVAL_MS },
     /** Only for the dashboard's health view: jobs go through JetStream, never to this address. */
     animationAddress: e.ANIMATION_ADDR,
     jobs: jobSettings(e),

@@ -117,6 +117,7 @@ async function open(
     logger,
     fleet,
     config.clusterSecret,
+    { ...config.workerRouting, metrics },
   );
   opened.push(() => clients.close());
   const objects = createObjectStore(config.objectStore);

@@ -524,18 +524,37 @@ function editView(key) {
   </section>`;
 }
 
+// Each worker's row, then one row per replica it resolves to (llm, whisper, diffusion; browser and
+// animation list none): its health and the calls this gateway has open to it and has sent it.
 function workersView(workers) {
   return table(
-    ['worker', 'address', 'health'],
-    workers.map(
-      (w) =>
-        html`<tr>
-          <td>${w.name}</td>
-          <td class="mono small">${w.address}</td>
-          <td>${badge(w.status, tone(w.status))}</td>
-        </tr>`,
-    ),
+    ['worker', 'address', 'health', 'in flight', 'served'],
+    workers.flatMap((w) => [
+      html`<tr>
+        <td>${w.name}</td>
+        <td class="mono small">${w.address}</td>
+        <td>${badge(w.status, tone(w.status))}</td>
+        <td class="small">${count(w.replicas, 'in_flight')}</td>
+        <td class="small">${count(w.replicas, 'served')}</td>
+      </tr>`,
+      ...(w.replicas || []).map(
+        (r) =>
+          html`<tr class="replica" data-worker=${w.name}>
+            <td class="muted small">replica</td>
+            <td class="mono small">${r.address}</td>
+            <td>${badge(r.status, tone(r.status))}</td>
+            <td class="small">${String(r.in_flight)}</td>
+            <td class="small">${String(r.served)}</td>
+          </tr>`,
+      ),
+    ]),
   );
+}
+
+/** A worker's total over its replicas; a dash for one that lists none. */
+function count(replicas, field) {
+  if (!Array.isArray(replicas) || replicas.length === 0) return '—';
+  return String(replicas.reduce((sum, r) => sum + r[field], 0));
 }
 
 function sessionsView(sessions) {

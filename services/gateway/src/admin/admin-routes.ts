@@ -70,8 +70,14 @@ export function adminRouter(deps: AdminDeps): Router {
             .catch(() => null)
         : null,
     ]);
-    // Sessions of every browser worker, from the registry this replica watches.
-    res.json({ workers, browser_sessions: deps.clients.browser.listSessions(), animation_jobs: jobs });
+    // Sessions of every browser worker, and the capacity they share, from the registry this
+    // replica watches.
+    res.json({
+      workers,
+      browser: deps.clients.browser.capacityStatus(),
+      browser_sessions: deps.clients.browser.listSessions(),
+      animation_jobs: jobs,
+    });
   });
   return router;
 }

@@ -5,26 +5,37 @@ import {
   type GenerateImageResponse__Output,
   type ModelInfo__Output,
 } from '@switchboard/contracts';
-import { callMetadata, createClient, unary } from '@switchboard/grpc';
+import { callMetadata, type ReplicaInfo, type ReplicaPool } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
 import { listModelsOf, type Capability, type ModelLister } from './model-lister.js';
-import { endpointClientOptions, type WorkerEndpoint } from './worker-endpoint.js';
+import { defaultRouting, workerPool, type WorkerEndpoint, type WorkerRouting } from './worker-endpoint.js';
 
-/** The gateway's one door to the diffusion worker. */
+/** The gateway's one door to the diffusion workers, every replica of them. */
 export class DiffusionWorker implements ModelLister {
   readonly capability: Capability = 'diffusion';
-  readonly grpc: DiffusionClient;
+  readonly pool: ReplicaPool<DiffusionClient>;
 
-  constructor(endpoint: WorkerEndpoint, logger: Logger) {
-    this.grpc = createClient(Diffusion, endpoint.address, endpointClientOptions(endpoint, logger));
+  constructor(endpoint: WorkerEndpoint, logger: Logger, routing: WorkerRouting = defaultRouting) {
+    this.pool = workerPool('diffusion', Diffusion, endpoint, logger, routing);
   }
 
   generate(request: GenerateImageRequest, ctx: CallContext): Promise<GenerateImageResponse__Output> {
-    return unary(this.grpc.GenerateImage.bind(this.grpc), request, callMetadata(ctx), { signal: ctx.signal });
+    return this.pool.unary((client) => client.GenerateImage.bind(client), request, callMetadata(ctx), {
+      signal: ctx.signal,
+    });
   }
 
   listModels(ctx: CallContext): Promise<ModelInfo__Output[]> {
-    return listModelsOf(this.grpc, ctx);
+    return listModelsOf(this.pool, ctx);
+  }
+
+  /** Each replica: address, health, calls open from this gateway, calls sent. */
+  replicas(): ReplicaInfo[] {
+    return this.pool.replicas();
+  }
+
+  close(): void {
+    this.pool.close();
   }
 }

@@ -1,22 +1,36 @@
 import { Health, type HealthClient } from '@switchboard/contracts';
-import { checkHealth, type HealthStatus } from '@switchboard/grpc';
+import { ReplicaPool, type HealthStatus, type ReplicaInfo } from '@switchboard/grpc';
 import type { BrowserFleet } from '@switchboard/browser-registry';
 import type { Logger } from '@switchboard/telemetry';
-import { credentials } from '@grpc/grpc-js';
 import type { JobBoard } from '@switchboard/jobs';
 import { AnimationJobs } from './animation.js';
 import { SessionRouter } from '../sessions/session-router.js';
 import { DiffusionWorker } from './diffusion.js';
 import { LlmWorker } from './llm.js';
 import { WhisperWorker } from './whisper.js';
-import type { WorkerEndpoint } from './worker-endpoint.js';
+import { defaultRouting, type WorkerEndpoint, type WorkerRouting } from './worker-endpoint.js';
 
 export type WorkerName = 'llm' | 'whisper' | 'diffusion' | 'animation' | 'browser';
+
+/** One replica as the admin status lists it. */
+export interface ReplicaHealth {
+  address: string;
+  /** Its health watch's last answer; a replica not heard from yet (just resolved) is UNREACHABLE. */
+  status: 'SERVING' | 'NOT_SERVING' | 'UNREACHABLE';
+  in_flight: number;
+  served: number;
+}
 
 export interface WorkerHealth {
   name: WorkerName;
   address: string;
   status: HealthStatus;
+  /**
+   * The replicas this gateway routes calls over (llm, whisper, diffusion). Empty for browser and
+   * animation: sessions go to the worker the registry names and animation workers pull their jobs,
+   * so this gateway holds no per-replica counts for them.
+   */
+  replicas: ReplicaHealth[];
 }
 
 /** One client per worker, made once at start-up (DESIGN.md), plus their health. */
@@ -40,14 +54,20 @@ export function createWorkerClients(
   logger: Logger,
   fleet: BrowserFleet,
   clusterSecret: string,
+  /**
+   * How worker names become replicas: the model workers' calls spread over them, the browser's
+   * new sessions before any worker announced itself and every health check resolve through it.
+   */
+  routing: WorkerRouting = defaultRouting,
 ): WorkerClients {
   const at = (name: CalledWorker): WorkerEndpoint => ({ ...endpoints[name], clusterSecret });
   const clients = {
-    llm: new LlmWorker(at('llm'), logger),
-    whisper: new WhisperWorker(at('whisper'), logger),
-    diffusion: new DiffusionWorker(at('diffusion'), logger),
-    browser: new SessionRouter(at('browser'), logger, fleet),
+    llm: new LlmWorker(at('llm'), logger, routing),
+    whisper: new WhisperWorker(at('whisper'), logger, routing),
+    diffusion: new DiffusionWorker(at('diffusion'), logger, routing),
+    browser: new SessionRouter(at('browser'), logger, fleet, routing),
   };
+  const pooled = { llm: clients.llm, whisper: clients.whisper, diffusion: clients.diffusion };
   const addresses: Record<WorkerName, string> = {
     llm: endpoints.llm.address,
     whisper: endpoints.whisper.address,
@@ -56,9 +76,21 @@ export function createWorkerClients(
     browser: endpoints.browser.address,
   };
   const names = Object.keys(addresses) as WorkerName[];
-  const healthClients = new Map<WorkerName, HealthClient>(
-    names.map((name) => [name, new Health(addresses[name], credentials.createInsecure())]),
-  );
+  // Health only, resolved as the others are: in the local runner's replica mode the animation
+  // worker's name is known to WORKER_DNS_SERVER alone.
+  const animationHealth = new ReplicaPool<HealthClient>(Health, animation.address, {
+    deadlineMs: 1_000,
+    maxAttempts: 1,
+    dnsServer: routing.dnsServer,
+    resolveIntervalMs: routing.resolveIntervalMs,
+  });
+  const pools: Record<WorkerName, Pick<ReplicaPool<never>, 'checkHealth' | 'replicas'>> = {
+    llm: clients.llm.pool,
+    whisper: clients.whisper.pool,
+    diffusion: clients.diffusion.pool,
+    animation: animationHealth,
+    browser: clients.browser.fallback,
+  };
   return {
     ...clients,
     animation: new AnimationJobs(animation.board),
@@ -67,15 +99,19 @@ export function createWorkerClients(
         names.map(async (name) => ({
           name,
           address: addresses[name],
-          status: await checkHealth(healthClients.get(name)!, '', 1000),
+          status: await pools[name].checkHealth(1000),
+          replicas: name in pooled ? pools[name].replicas().map(replicaHealth) : [],
         })),
       );
     },
     close() {
-      const { browser, ...single } = clients;
-      browser.closeChannels();
-      for (const client of [...Object.values(single).map((c) => c.grpc), ...healthClients.values()])
-        client.close();
+      clients.browser.closeChannels();
+      for (const worker of Object.values(pooled)) worker.close();
+      animationHealth.close();
     },
   };
+}
+
+function replicaHealth(replica: ReplicaInfo): ReplicaHealth {
+  return { ...replica, status: replica.status === 'UNKNOWN' ? 'UNREACHABLE' : replica.status };
 }

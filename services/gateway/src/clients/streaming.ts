@@ -1,25 +1,5 @@
-import type { ClientReadableStream, ClientWritableStream, ServiceError } from '@grpc/grpc-js';
+import type { ClientWritableStream, ServiceError } from '@grpc/grpc-js';
 import { SwitchboardError, fromGrpcError } from '@switchboard/errors';
-
-/**
- * A server-streaming call as an async iterable. Failures surface as SwitchboardErrors; leaving
- * the loop early or aborting `signal` cancels the call, so the worker stops generating.
- */
-export async function* readStream<T>(call: ClientReadableStream<T>, signal?: AbortSignal): AsyncGenerator<T> {
-  const cancel = () => call.cancel();
-  signal?.addEventListener('abort', cancel, { once: true });
-  let finished = false;
-  try {
-    for await (const message of call) yield message as T;
-    finished = true;
-  } catch (error) {
-    finished = true;
-    throw fromGrpcError(error as ServiceError);
-  } finally {
-    signal?.removeEventListener('abort', cancel);
-    if (!finished) call.cancel();
-  }
-}
 
 /**
  * The sending side of a client-streaming call with backpressure: `send` resolves once the message

@@ -4,23 +4,32 @@
  * The request schemas here are the ones admin/keys-routes.ts and admin/jobs-routes.ts validate.
  */
 import { isCidr } from '@switchboard/config';
-import { defaultTierPolicies, tiers } from '@switchboard/keys';
+import {
+  defaultTierPolicies,
+  isSafeDisplayText,
+  tiers,
+  UNSAFE_DISPLAY_TEXT_MESSAGE,
+} from '@switchboard/keys';
 import { z } from 'zod';
 import { JobListQuery, jobFields } from './animation.js';
 import { BrowserSessionStatus, SessionClosed } from './browser-sessions.js';
 import { declareRoute } from './registry.js';
-import { adminErrors, json, jsonBodyErrors, workerErrors } from './responses.js';
+import { adminErrors, json, jsonBodyErrors, staticFileRefusals, workerErrors } from './responses.js';
 
 const MB = 1_000_000;
 const perTier = (read: (policy: (typeof defaultTierPolicies)[(typeof tiers)[number]]) => string) =>
   tiers.map((tier) => read(defaultTierPolicies[tier])).join(', ');
 
 /** The tiers in rank order and their default limits, in words (the document's introduction too). */
-export const tierSummary = `${tiers.join(' < ')}. Defaults — requests/minute: ${perTier((p) => String(p.requests_per_minute))}; browser sessions at once: ${perTier((p) => String(p.browser_sessions))}; upload limit: ${perTier((p) => `${p.upload_limit_bytes / MB} MB`)}; animation jobs at once: ${perTier((p) => String(p.animation_jobs))}.`;
+export const tierSummary = `${tiers.join(' < ')}. Defaults — requests/minute: ${perTier((p) => String(p.requests_per_minute))}; browser sessions at once: ${perTier((p) => String(p.browser_sessions))}; upload limit: ${perTier((p) => `${p.upload_limit_bytes / MB} MB`)}; animation jobs at once: ${perTier((p) => String(p.animation_jobs))}; model calls at once, per capability: ${perTier((p) => String(p.model_calls))}.`;
 
 export const Tier = z.enum(tiers).meta({ id: 'Tier', description: tierSummary });
 
-const name = z.string().trim().min(1).max(100).meta({ description: 'A label for people.' });
+// The characters are checked before trimming, so one at either end is refused, not dropped.
+const name = z.string().refine(isSafeDisplayText, UNSAFE_DISPLAY_TEXT_MESSAGE).trim().min(1).max(100).meta({
+  description:
+    'A label for people: no control characters, unpaired surrogates or bidirectional formatting characters.',
+});
 const ipAllowlist = z
   .array(
     z
@@ -120,6 +129,24 @@ const AdminJobList = z
   })
   .meta({ id: 'AdminJobList' });
 
+const WorkerReplica = z
+  .object({
+    address: z.string().meta({ description: '`ip:port` the worker name resolved to.' }),
+    status: z.enum(['SERVING', 'NOT_SERVING', 'UNREACHABLE']).meta({
+      description:
+        "The replica's last `grpc.health.v1` answer (NOT_SERVING while it drains); UNREACHABLE when it cannot be reached, and until its first answer after being resolved.",
+    }),
+    in_flight: z
+      .number()
+      .int()
+      .min(0)
+      .meta({ description: 'Calls this gateway replica has open to it now.' }),
+    served: z.number().int().min(0).meta({
+      description: 'Calls this gateway replica has sent it since it was resolved, retries included.',
+    }),
+  })
+  .meta({ id: 'WorkerReplica' });
+
 const ClusterStatus = z
   .object({
     workers: z.array(
@@ -128,9 +155,35 @@ const ClusterStatus = z
         address: z.string(),
         status: z
           .enum(['SERVING', 'NOT_SERVING', 'UNREACHABLE'])
-          .meta({ description: '`grpc.health.v1` status.' }),
+          .meta({ description: '`grpc.health.v1` status: SERVING when any replica serves.' }),
+        replicas: z.array(WorkerReplica).meta({
+          description:
+            "Every replica the worker's address resolves to now, as this gateway routes over them (docs/scaling.md). Only llm, whisper and diffusion list theirs; browser and animation list none: new sessions go to the worker the session registry names, and animation workers pull their jobs.",
+        }),
       }),
     ),
+    browser: z
+      .object({
+        capacity: z.number().int().min(0).meta({
+          description:
+            'Sessions the live browser workers can run at once (the sum of their `BROWSER_MAX_SESSIONS`).',
+        }),
+        in_use: z.number().int().min(0).meta({ description: 'Sessions running on them now.' }),
+        key_capacity_share: z.number().meta({ description: '`BROWSER_KEY_CAPACITY_SHARE`.' }),
+        fair_share: z.number().int().min(1).meta({
+          description:
+            'max(1, ⌊share × capacity⌋): the most sessions a key takes while other keys wait for a browser.',
+        }),
+        sessions_by_key: z.record(z.string(), z.number().int().min(1)).meta({
+          description:
+            'Active sessions per owner key id, over the whole cluster; keys with none are left out.',
+        }),
+        waiting_keys: z.array(z.string()).meta({
+          description:
+            'Key ids turned away with `no_capacity` below their share within the last 30 s and not served since: while any is listed, keys at their fair share get no more sessions.',
+        }),
+      })
+      .meta({ description: "The cluster's browsers and who holds them (docs/browser-sessions.md)." }),
     browser_sessions: z
       .array(
         z.object({
@@ -291,7 +344,8 @@ declareRoute({
   tag,
   auth: 'admin',
   summary: 'Cluster status',
-  description: "Each worker's health, live browser sessions and animation jobs (what the dashboard shows).",
+  description:
+    "Each worker's health, the cluster's browser capacity and sessions by key, live browser sessions and animation jobs (what the dashboard shows).",
   responses: { 200: { description: 'The status.', content: json(ClusterStatus) } },
   errors: adminErrors,
 });
@@ -307,6 +361,7 @@ declareRoute({
     'A page to create, edit, rotate and revoke keys and to see live browser sessions, animation jobs and worker health. The page holds no data: it asks for the admin token and sends it on its own calls.',
   responses: {
     200: { description: 'The page.', content: { 'text/html; charset=utf-8': { schema: z.string() } } },
+    ...staticFileRefusals(),
   },
   errors: [],
 });
@@ -340,7 +395,10 @@ for (const { file, type, operationId, summary } of dashboardFiles) {
     tag,
     auth: 'public',
     summary,
-    responses: { 200: { description: 'The file.', content: { [type]: { schema: z.string() } } } },
+    responses: {
+      200: { description: 'The file.', content: { [type]: { schema: z.string() } } },
+      ...staticFileRefusals(),
+    },
     errors: [],
   });
 }

@@ -7,9 +7,21 @@ export interface GatewayMetrics {
   latency: Histogram<'method' | 'route' | 'status'>;
   rateLimitRejections: Counter<'reason'>;
   rateLimitDegraded: Gauge;
+  /** Calls sent to each worker replica (retries included), by worker and replica address. */
+  workerCalls: Counter<'worker' | 'address'>;
+  /** Calls open to each replica now; read at each scrape from the clients given to watchReplicas. */
+  workerCallsInFlight: Gauge<'worker' | 'address'>;
+  watchReplicas(worker: string, replicas: () => readonly ReplicaLoad[]): void;
+}
+
+/** What the in-flight gauge reads of a replica (ReplicaInfo from @switchboard/grpc fits). */
+export interface ReplicaLoad {
+  address: string;
+  in_flight: number;
 }
 
 export function createGatewayMetrics(registry: Registry): GatewayMetrics {
+  const replicaSources = new Map<string, () => readonly ReplicaLoad[]>();
   return {
     requests: new Counter({
       name: 'switchboard_http_requests_total',
@@ -35,6 +47,28 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
       help: '1 while Redis is unreachable and limits are counted per process instead of cluster-wide.',
       registers: [registry],
     }),
+    workerCalls: new Counter({
+      name: 'switchboard_worker_calls_total',
+      help: 'gRPC calls this gateway sent to each worker replica, retries included.',
+      labelNames: ['worker', 'address'],
+      registers: [registry],
+    }),
+    workerCallsInFlight: new Gauge({
+      name: 'switchboard_worker_calls_in_flight',
+      help: 'gRPC calls this gateway has open to each worker replica now (streams until they end).',
+      labelNames: ['worker', 'address'],
+      registers: [registry],
+      // Read fresh at each scrape, so a replica that left the worker's name leaves the gauge too.
+      collect() {
+        this.reset();
+        for (const [worker, replicas] of replicaSources) {
+          for (const { address, in_flight } of replicas()) this.set({ worker, address }, in_flight);
+        }
+      },
+    }),
+    watchReplicas(worker, replicas) {
+      replicaSources.set(worker, replicas);
+    },
   };
 }
 

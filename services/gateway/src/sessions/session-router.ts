@@ -11,10 +11,11 @@ import {
 } from '@switchboard/contracts';
 import type { BrowserFleet, SessionRecord } from '@switchboard/browser-registry';
 import { SwitchboardError } from '@switchboard/errors';
-import { callMetadata, createClient, unary, type UnaryMethod } from '@switchboard/grpc';
+import { callMetadata, createClient, ReplicaPool, unary, type UnaryMethod } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from '../clients/call-context.js';
 import { endpointClientOptions, type WorkerEndpoint } from '../clients/worker-endpoint.js';
+import { countsAsWaiting, fairShare, shareAllows } from './capacity-share.js';
 
 export type Session = Session__Output;
 
@@ -25,6 +26,25 @@ export interface SessionRoute {
 }
 
 const NO_CAPACITY_RETRY_AFTER_S = 5;
+
+/** BROWSER_KEY_CAPACITY_SHARE's default, for an endpoint that does not carry the setting. */
+export const DEFAULT_KEY_CAPACITY_SHARE = 0.5;
+
+/**
+ * The browser endpoint of the gateway's config: where the workers are, plus the share of the
+ * cluster's browsers one key may hold while others wait (config.ts keeps it beside the address).
+ */
+export type BrowserEndpoint = WorkerEndpoint & { keyCapacityShare?: number };
+
+/** The cluster's browsers for the admin status: capacity, use, and who holds them. */
+export interface BrowserCapacityStatus {
+  capacity: number;
+  in_use: number;
+  key_capacity_share: number;
+  fair_share: number;
+  sessions_by_key: Record<string, number>;
+  waiting_keys: string[];
+}
 
 /** A transport failure (worker gone) rather than an answer the worker gave. */
 function isWorkerGone(error: unknown): boolean {
@@ -63,28 +83,90 @@ const endedSessionError = (route: SessionRoute) => {
  * from its worker's liveness.
  */
 export class SessionRouter implements DevtoolsLocator {
-  /** The configured address (a Service in Kubernetes): health checks and the fallback for create. */
-  readonly grpc: BrowserClient;
+  /**
+   * The configured address (a Service in Kubernetes), resolved as the model workers' names are
+   * (through WORKER_DNS_SERVER when set): health checks and the fallback for create.
+   */
+  readonly fallback: ReplicaPool<BrowserClient>;
   private readonly byAddress = new Map<string, BrowserClient>();
+  private readonly share: number;
 
   constructor(
-    private readonly endpoint: WorkerEndpoint,
+    private readonly endpoint: BrowserEndpoint,
     private readonly logger: Logger,
     private readonly fleet: BrowserFleet,
+    routing: { dnsServer?: string | undefined; resolveIntervalMs?: number } = {},
   ) {
-    this.grpc = createClient(Browser, endpoint.address, endpointClientOptions(endpoint, logger));
+    this.fallback = new ReplicaPool(Browser, endpoint.address, {
+      ...endpointClientOptions(endpoint, logger),
+      dnsServer: routing.dnsServer,
+      resolveIntervalMs: routing.resolveIntervalMs,
+    });
+    this.share = endpoint.keyCapacityShare ?? DEFAULT_KEY_CAPACITY_SHARE;
   }
 
-  /** Creates a session on the emptiest worker, within the key's tier limit over the whole cluster. */
+  /**
+   * Creates a session on the emptiest worker, within the key's tier limit over the whole cluster
+   * and, while other keys wait for a browser, within its share of the cluster (capacity-share.ts).
+   */
   async create(request: CreateSessionRequest, sessionLimit: number, ctx: CallContext): Promise<Session> {
     if (this.fleet.activeSessionsOf(ctx.keyId).length >= sessionLimit) throw sessionLimitError(sessionLimit);
-    const session = await this.placeSession(request, ctx);
-    // Two creates racing on two replicas can both pass the first check; the loser gives way.
-    if (this.fleet.activeSessionsOf(ctx.keyId).length > sessionLimit) {
-      await this.close(session.session_id, ctx).catch(() => undefined);
-      throw sessionLimitError(sessionLimit);
+    this.checkShare(ctx.keyId, 0);
+    let session: Session;
+    try {
+      session = await this.placeSession(request, ctx);
+    } catch (error) {
+      if (error instanceof SwitchboardError && error.code === 'no_capacity')
+        await this.noteRefusal(ctx.keyId);
+      throw error;
     }
+    // Two creates racing on two replicas can both pass the first checks; the loser gives way. A
+    // key at its share that took the browser another key was just refused on gives it back.
+    try {
+      if (this.fleet.activeSessionsOf(ctx.keyId).length > sessionLimit) throw sessionLimitError(sessionLimit);
+      this.checkShare(ctx.keyId, 1);
+    } catch (error) {
+      await this.close(session.session_id, ctx).catch(() => undefined);
+      throw error;
+    }
+    this.fleet.clearRefusal(ctx.keyId);
     return session;
+  }
+
+  /** The cluster's browsers and each key's sessions, as this replica's registry view shows them. */
+  capacityStatus(): BrowserCapacityStatus {
+    const usage = this.fleet.usage();
+    return {
+      capacity: usage.capacity,
+      in_use: usage.inUse,
+      key_capacity_share: this.share,
+      fair_share: fairShare(usage.capacity, this.share),
+      sessions_by_key: Object.fromEntries(usage.sessionsByKey),
+      waiting_keys: this.fleet.waitingKeys(),
+    };
+  }
+
+  /**
+   * Refuses a session the key may not take under its share; `justTaken` is 1 when the session
+   * being checked is already among the key's own (the check after placement).
+   */
+  private checkShare(keyId: string, justTaken: 0 | 1): void {
+    const usage = this.fleet.usage();
+    const held = (usage.sessionsByKey.get(keyId) ?? 0) - justTaken;
+    const waitingKeys = this.fleet.waitingKeys().filter((k) => k !== keyId).length;
+    if (shareAllows({ capacity: usage.capacity, held, waitingKeys }, this.share)) return;
+    throw new SwitchboardError('no_capacity', {
+      message: `This key already holds ${held} of the cluster's ${usage.capacity} browsers, its share while other keys wait for one; retry later.`,
+      retryAfterSeconds: NO_CAPACITY_RETRY_AFTER_S,
+    });
+  }
+
+  /** A key below its share that found no browser is waiting: keys at their share now give way. */
+  private async noteRefusal(keyId: string): Promise<void> {
+    const usage = this.fleet.usage();
+    const held = usage.sessionsByKey.get(keyId) ?? 0;
+    if (countsAsWaiting({ capacity: usage.capacity, held }, this.share))
+      await this.fleet.recordRefusal(keyId);
   }
 
   /**
@@ -99,7 +181,7 @@ export class SessionRouter implements DevtoolsLocator {
           throw new SwitchboardError('no_capacity', { retryAfterSeconds: NO_CAPACITY_RETRY_AFTER_S });
         }
         // No worker has announced itself (yet): the configured address may still serve.
-        return unary(this.grpc.CreateSession.bind(this.grpc), request, callMetadata(ctx));
+        return this.fallback.unary((client) => client.CreateSession.bind(client), request, callMetadata(ctx));
       }
       const client = this.clientFor(worker.grpc_address);
       let session: Session;
@@ -215,7 +297,7 @@ export class SessionRouter implements DevtoolsLocator {
 
   /** Closes every channel, the per-worker ones included. */
   closeChannels(): void {
-    this.grpc.close();
+    this.fallback.close();
     for (const client of this.byAddress.values()) client.close();
   }
 
