@@ -72,7 +72,7 @@ function streamJson(url: string, bytes: number, announced: boolean): Promise<num
   });
 }
 
-test('two concurrent 99 MB JSON bodies → 413; the gateway does not hold them', async () => {
+test('two concurrent 99 MB JSON bodies → 413; the gateway does not hold them', async (t) => {
   const pid = stack.gateway.child.pid!;
   const before = peakRss(pid);
   const statuses = await Promise.all([
@@ -86,8 +86,12 @@ test('two concurrent 99 MB JSON bodies → 413; the gateway does not hold them',
   ]);
   for (const status of chunked) assert.ok(status === 413 || status === 0, `chunked body → ${status}`);
   const grown = peakRss(pid) - before;
+  t.diagnostic(`gateway peak memory grew by ${(grown / MB).toFixed(1)} MB`);
   // Each body is cut at JSON_BODY_LIMIT_BYTES (1 MB); allow buffers and garbage, not the bodies.
-  assert.ok(grown < 64 * MB, `gateway peak memory grew by ${(grown / MB).toFixed(1)} MB`);
+  // The garbage is mostly the rest of each chunked body, read and dropped by the lingering close
+  // (up to HTTP_LINGER_MAX_BYTES each) faster than a busy machine collects it: 35–40 MB alone,
+  // up to 66 MB seen with the whole suite running. Holding even one body would pass 99 MB.
+  assert.ok(grown < 96 * MB, `gateway peak memory grew by ${(grown / MB).toFixed(1)} MB`);
 });
 
 test('a JSON body within the limit still reaches the route', async () => {

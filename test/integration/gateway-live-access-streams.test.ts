@@ -2,7 +2,8 @@
 // stream ends within 2 s, with the error event a new request would get, once the key's IP
 // allowlist stops matching the client, and once the key store has been silent past
 // KEYS_MAX_STALENESS_MS (NATS frozen with SIGSTOP). Each stream waits in the llm worker's queue
-// behind another key's long generations, so it is certainly still open when the change comes.
+// behind long generations, so it is certainly still open when the change comes: keys take turns
+// there, so one of its own key waits ahead of it too, putting it behind three generations.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { admin, bearer, createKey, type CreatedKey } from '../support/admin.js';
@@ -41,6 +42,10 @@ const query = (key: CreatedKey, body: unknown) =>
 async function queuedStream(key: CreatedKey) {
   const blockers = [query(bystander, long), query(bystander, long), query(bystander, long)];
   await untilMetricAtLeast(worker, 'llm_queue_depth', 2);
+  // Its key's turn comes after one bystander generation; this call takes that turn (its answer
+  // is not looked at).
+  void query(key, long).catch(() => undefined);
+  await untilMetricAtLeast(worker, 'llm_queue_depth', 3);
   const res = await query(key, { ...long, stream: true });
   assert.equal(res.status, 200);
   const ended = readSse(res).then((sse) => ({ sse, at: Date.now() }));
@@ -85,6 +90,9 @@ test("tightening the key's IP allowlist ends its open stream within 2 s with ip_
 test('an open stream ends with unavailable within 2 s of the staleness bound passing while NATS is frozen', async () => {
   const key = await createKey(stack.gateway, { rate_limit_per_minute: 10_000 });
   const stream = await queuedStream(key);
+  // The worker is frozen as well, so the stream is still open when the bound passes however fast
+  // the generations ahead of it run.
+  worker.child.kill('SIGSTOP');
 
   stack.nats.pause();
   const pausedAt = Date.now();
@@ -100,6 +108,7 @@ test('an open stream ends with unavailable within 2 s of the staleness bound pas
     assert.equal((await errorOf(refused)).code, 'unavailable');
   } finally {
     stack.nats.resume();
+    worker.child.kill('SIGCONT');
   }
   await stream.othersUntouched();
   for (let i = 0; (await fetch(`${stack.gateway.url}/readyz`)).status !== 200; i++) {

@@ -110,3 +110,26 @@ test("spoolUpload: any upload, within its key's budget: 503 beside the key's oth
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('an upload abandoned while a write is in flight is refused with its abort, and nothing else goes wrong', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'spool-abort-'));
+  try {
+    const budget = new ByteBudget(1 << 30);
+    const controller = new AbortController();
+    async function* arriving(): AsyncIterable<Uint8Array> {
+      for (let i = 0; i < 64; i++) {
+        // The caller goes away while this chunk is still being written to disk.
+        if (i === 2) setImmediate(() => controller.abort(new Error('client went away')));
+        yield new Uint8Array(1 << 20);
+      }
+    }
+    await assert.rejects(spoolUpload(arriving(), spool(budget, dir), controller.signal));
+    // The write in flight fails after the file stream was destroyed; that late error must be
+    // heard (an unheard 'error' event would end this process, and the test with it).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(budget.used, 0, 'its bytes given back');
+    assert.deepEqual(await readdir(dir), [], 'its file removed');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -100,9 +100,16 @@ export async function spoolUpload(
   const limit = Math.min(spool.budget.limit, spool.perKey?.limit ?? Infinity);
   let file: WriteStream | undefined;
   try {
-    file = createWriteStream(path, { flags: 'wx' });
+    const spooled = createWriteStream(path, { flags: 'wx' });
+    file = spooled;
+    // Always listened to: a write still in flight when the upload is abandoned (the caller went
+    // away) fails once the stream is destroyed, and that late 'error' event, unheard, would take
+    // the whole worker down.
+    let failed: Error | undefined;
+    spooled.on('error', (error) => (failed ??= error));
     for await (const chunk of data) {
       signal.throwIfAborted();
+      if (failed) throw failed;
       if (taken + chunk.length > limit) {
         throw new SwitchboardError('payload_too_large', {
           message: `The file is larger than the ${limit} bytes this worker holds for one upload.`,
@@ -121,6 +128,7 @@ export async function spoolUpload(
     file.end();
     await once(file, 'close');
     signal.throwIfAborted();
+    if (failed) throw failed;
     return { path, remove };
   } catch (error) {
     file?.destroy();
