@@ -233,10 +233,9 @@ export class ReplicaPool<C extends Client> {
   }
 
   private add(address: string): void {
-    // The channel keeps its own retries for a call that never left it (a connection being
-    // re-established, a GOAWAY racing the call): the only retry an upload gets, since its bytes
-    // cannot be sent twice. Past them, unary calls and streams are retried here, elsewhere.
-    const client = createClient(this.Ctor, address, this.options);
+    // Retries happen here, across replicas; the channel's own would only try the same one again,
+    // and stacked on these they would stretch how long a call to a dead worker takes to fail.
+    const client = createClient(this.Ctor, address, { ...this.options, maxAttempts: 1 });
     this.members.set(address, new Replica(address, client));
     if (isIP(this.target.host) === 0)
       this.options.logger?.info({ target: this.name, address }, 'worker replica added');
