@@ -72,7 +72,7 @@ const worker = await startWorker('llm', {
 });
 const stack = await startStack({ env: { LLM_ADDR: worker.address, LOG_LEVEL: 'error' } });
 try {
-  const key = await createKey(stack.gateway, { rate_limit_per_minute: 1_000_000 });
+  const key = await createKey(stack.gateway, { tier: 'enterprise', rate_limit_per_minute: 1_000_000 });
   // SERVING means the default model is ready; the other one loads after it.
   for (;;) {
     const res = await fetch(`${stack.gateway.url}/models`, { headers: bearer(key.key) });

@@ -31,6 +31,7 @@ import {
   type TinyModelRepository,
 } from '../support/worker.js';
 import { percentile } from './stats.js';
+import { streamedQuery } from './streamed-query.js';
 
 const repeats = Number(process.env.BENCH_REPEATS ?? 3);
 const minRequests = Number(process.env.BENCH_MIN_REQUESTS ?? 24);
@@ -197,7 +198,10 @@ async function withServices<T>(
         startGateway: spawnGateway,
       });
       stops.push(() => stack.stop());
-      const { key } = await createKey(stack.gateway, { rate_limit_per_minute: 1_000_000 });
+      const { key } = await createKey(stack.gateway, {
+        tier: 'enterprise',
+        rate_limit_per_minute: 1_000_000,
+      });
       services.push({ url: stack.gateway.url, key });
     }
     return await run(services[0]!, services[1]!);
@@ -209,65 +213,35 @@ async function withServices<T>(
 
 // ---- llm ----------------------------------------------------------------------------------
 
-// The streaming client is node:http with kept-alive sockets, and it parses only what it measures
-// (delta events counted per chunk; the usage and any error from the last events): the load
-// generator shares the machine's cores with the gateway and the worker, so what it spends per
-// token is taken from what is measured.
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 
-function streamCompletion({ url, key }: Service, prompt: string): Promise<Sample> {
+async function streamCompletion({ url, key }: Service, prompt: string): Promise<Sample> {
   const started = performance.now();
-  const body = JSON.stringify({
+  const streamed = await streamedQuery(agent, url, key, {
     model: LLM_MODEL,
     prompt,
     max_tokens: maxTokens,
     temperature: 0,
-    stream: true,
   });
-  return new Promise<Sample>((resolve, reject) => {
-    const headers = {
-      ...bearer(key),
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(body),
+  const totalMs = performance.now() - started;
+  if (streamed.status !== 200) {
+    const retryAfter = streamed.retryAfter ? ', Retry-After' : ', no Retry-After';
+    return {
+      ttftMs: NaN,
+      gapsMs: [],
+      totalMs,
+      units: 0,
+      error: `${streamed.status} ${streamed.code}${retryAfter}`,
     };
-    const req = http.request(`${url}/query`, { method: 'POST', agent, headers }, (res) => {
-      res.setEncoding('utf8');
-      const arrivals: number[] = [];
-      let tail = '';
-      res.on('data', (chunk: string) => {
-        const now = performance.now();
-        for (let at = chunk.indexOf('"delta":'); at >= 0; at = chunk.indexOf('"delta":', at + 1)) {
-          arrivals.push(now);
-        }
-        tail = (tail + chunk).slice(-4096);
-      });
-      res.on('end', () => {
-        const totalMs = performance.now() - started;
-        const code = /"code":"([a-z_]+)"/.exec(tail)?.[1];
-        if (res.statusCode !== 200) {
-          const retryAfter = res.headers['retry-after'] ? ', Retry-After' : ', no Retry-After';
-          resolve({
-            ttftMs: NaN,
-            gapsMs: [],
-            totalMs,
-            units: 0,
-            error: `${res.statusCode} ${code}${retryAfter}`,
-          });
-          return;
-        }
-        resolve({
-          ttftMs: (arrivals[0] ?? NaN) - started,
-          gapsMs: arrivals.slice(1).map((at, i) => at - arrivals[i]!),
-          totalMs,
-          units: Number(/"completion_tokens":(\d+)/.exec(tail)?.[1] ?? 0),
-          error: code ? `stream error ${code}` : undefined,
-        });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+  }
+  const arrivals = streamed.deltaArrivals;
+  return {
+    ttftMs: (arrivals[0] ?? NaN) - started,
+    gapsMs: arrivals.slice(1).map((at, i) => at - arrivals[i]!),
+    totalMs,
+    units: streamed.completionTokens,
+    error: streamed.code ? `stream error ${streamed.code}` : undefined,
+  };
 }
 
 function llmFigures(level: Level): Figures {

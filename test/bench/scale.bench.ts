@@ -26,6 +26,7 @@ import { callMetadata, createClient, unary } from '@switchboard/grpc';
 import { buildTinyDiffusion } from '@switchboard/models-dev';
 import { repoRoot } from '../support/gateway.js';
 import { sharedModelsDir } from '../support/worker.js';
+import { streamedQuery } from './streamed-query.js';
 
 const llmClients = Number(process.env.BENCH_LLM_CLIENTS ?? 6);
 const llmRequests = Number(process.env.BENCH_LLM_REQUESTS ?? 180);
@@ -58,36 +59,18 @@ const prompts = [
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 
 /** One streamed /query read to its end; resolves with its completion tokens (0 when refused). */
-function streamQuery(url: string, key: string, prompt: string, maxTokens: number) {
-  const body = JSON.stringify({
+async function streamQuery(url: string, key: string, prompt: string, maxTokens: number) {
+  const streamed = await streamedQuery(agent, url, key, {
     model: LLM_MODEL,
     prompt,
     max_tokens: maxTokens,
     temperature: 0,
-    stream: true,
   });
-  return new Promise<{ tokens: number; error?: string }>((resolve, reject) => {
-    const headers = {
-      authorization: `Bearer ${key}`,
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(body),
-    };
-    const req = http.request(`${url}/query`, { method: 'POST', agent, headers }, (res) => {
-      res.setEncoding('utf8');
-      let tail = '';
-      res.on('data', (chunk: string) => (tail = (tail + chunk).slice(-4096)));
-      res.on('end', () => {
-        const code = /"code":"([a-z_]+)"/.exec(tail)?.[1];
-        resolve({
-          tokens: Number(/"completion_tokens":(\d+)/.exec(tail)?.[1] ?? 0),
-          error: res.statusCode !== 200 || code ? `${res.statusCode} ${code ?? ''}`.trim() : undefined,
-        });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+  const failed = streamed.status !== 200 || streamed.code !== undefined;
+  return {
+    tokens: streamed.completionTokens,
+    error: failed ? `${streamed.status} ${streamed.code ?? ''}`.trim() : undefined,
+  };
 }
 
 async function generateImage(url: string, key: string, size: number, imageSteps: number, seed: number) {
@@ -96,8 +79,8 @@ async function generateImage(url: string, key: string, size: number, imageSteps:
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({
       prompt: 'a lighthouse at dusk',
-      width: side,
-      height: side,
+      width: size,
+      height: size,
       steps: imageSteps,
       seed,
     }),

@@ -32,7 +32,7 @@ const worker = await startWorker('whisper', {
 });
 const stack = await startStack({ env: { WHISPER_ADDR: worker.address, LOG_LEVEL: 'error' } });
 try {
-  const key = await createKey(stack.gateway, { rate_limit_per_minute: 1_000_000 });
+  const key = await createKey(stack.gateway, { tier: 'enterprise', rate_limit_per_minute: 1_000_000 });
   const seconds = audio.longSeconds;
 
   // (a) In-process: the worker's decoder and model adapter, called directly.
