@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { admin, bearer, createKey, type CreatedKey } from '../support/admin.js';
-import { startWorkerReplicas, until, type WorkerReplicas } from '../support/replicas.js';
-import { startStack, type Stack } from '../support/stack.js';
+import { startWorkerReplicas, type WorkerReplicas } from '../support/replicas.js';
+import { type Stack, startStack, until } from '../support/stack.js';
 import { tinyLlmRepository, type TinyModelRepository } from '../support/worker.js';
 
 interface Replica {

@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
-import { replicaMetrics, startWorkerReplicas, until, type WorkerReplicas } from '../support/replicas.js';
+import { replicaMetrics, startWorkerReplicas, type WorkerReplicas } from '../support/replicas.js';
 import { startS3, type S3Server } from '../support/s3.js';
-import { startStack, type Stack } from '../support/stack.js';
+import { type Stack, startStack, until } from '../support/stack.js';
 import { tinyDiffusionRepository, type TinyModelRepository } from '../support/worker.js';
 
 const bucket = 'switchboard-images';

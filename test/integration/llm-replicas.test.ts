@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
-import { replicaMetrics, startWorkerReplicas, until, type WorkerReplicas } from '../support/replicas.js';
+import { replicaMetrics, startWorkerReplicas, type WorkerReplicas } from '../support/replicas.js';
 import { readSse } from '../support/sse.js';
-import { errorOf, sleep, startStack, type Stack } from '../support/stack.js';
+import { errorOf, sleep, type Stack, startStack, until } from '../support/stack.js';
 import { tinyLlmRepository, type TinyModelRepository, type WorkerProcess } from '../support/worker.js';
 
 let repo: TinyModelRepository;

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { bearer, createKey } from '../support/admin.js';
 import { startGateway, type GatewayProcess } from '../support/gateway.js';
 import { startS3, type S3Server } from '../support/s3.js';
-import { errorOf, sleep, startModelStack, type ModelStack } from '../support/stack.js';
+import { errorOf, sleep, startModelStack, type ModelStack, until } from '../support/stack.js';
 import type { WorkerProcess } from '../support/worker.js';
 
 let llm: ModelStack;
@@ -41,13 +41,8 @@ const post = (gateway: GatewayProcess, path: string, key: string, body: unknown,
     signal,
   });
 
-async function untilMetric(worker: WorkerProcess, name: string, ok: (value: number) => boolean) {
-  for (let i = 0; i < 1000; i++) {
-    if (ok(await worker.metric(name))) return;
-    await sleep(10);
-  }
-  assert.fail(`${name} never reached the expected value`);
-}
+const untilMetric = (worker: WorkerProcess, name: string, ok: (value: number) => boolean) =>
+  until(async () => ok(await worker.metric(name)), `${name} reaches the expected value`);
 
 async function assertConcurrencyLimit(res: Response): Promise<void> {
   assert.equal(res.status, 429, await res.clone().text());

@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { loopedSpeech, toneWav } from '../support/audio.js';
 import { descendantsNamed } from '../support/processes.js';
-import { errorOf, sleep, startStack, type Stack } from '../support/stack.js';
+import { errorOf, startStack, type Stack, until } from '../support/stack.js';
 import {
   startWorker,
   tinyWhisperRepository,
@@ -119,14 +119,6 @@ const spooled = () =>
     readdirSync(join(spoolDir, dir)).map((file) => statSync(join(spoolDir, dir, file)).size),
   );
 
-async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-    await sleep(50);
-  }
-}
-
 async function assertNoCapacity(res: Response): Promise<void> {
   assert.equal(res.status, 503, await res.clone().text());
   assert.equal((await errorOf(res)).code, 'no_capacity');
@@ -137,7 +129,7 @@ test('uploads still arriving hold no recognition place: more of them than places
   // Three uploads in progress (the queue has two places), each with 16 KB of a 2-s file sent so far.
   const wav = toneWav(2);
   const held = ['a.wav', 'b.wav', 'c.wav'].map((name) => heldUpload(wav, name, 16 * 1024));
-  await until(() => spooled().length === 3, 'the three uploads are being spooled');
+  await until(() => spooled().length === 3, 'the three uploads are being spooled', 15_000);
   assert.equal(await worker.metric('whisper_uploads_in_progress'), 3);
   assert.deepEqual(ffmpegProcesses(), [], 'nothing is decoded before an upload has arrived whole');
 
@@ -155,7 +147,7 @@ test("a key's spool budget: past it → 503 no_capacity beside its other uploads
   // 32 KB more, that key is past its 240 KB.
   const head = 215 * 1024;
   const first = heldUpload(toneWav(7), 'first.wav', head);
-  await until(() => spooled().some((size) => size > head - 64 * 1024), 'the first upload is spooled');
+  await until(() => spooled().some((size) => size > head - 64 * 1024), 'the first upload is spooled', 15_000);
 
   await assertNoCapacity(await transcribe(toneWav(1), 'more.wav'));
   // Another key has a budget of its own.
@@ -181,7 +173,7 @@ test('the spool byte budget: an upload past it → 503 no_capacity, nothing of i
   // The first upload's bytes so far are spooled and stay there while its client holds the rest.
   const head = m4a.length - 1024;
   const first = heldUpload(m4a, 'first.m4a', head);
-  await until(() => spooled().some((size) => size > head - 64 * 1024), 'the first upload is spooled');
+  await until(() => spooled().some((size) => size > head - 64 * 1024), 'the first upload is spooled', 15_000);
 
   // Alone it would fit; next to the first (another key's) it does not.
   await assertNoCapacity(await transcribe(m4a, 'second.m4a', otherKey));

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { makeAudioFixtures, wavHeader, type AudioFixtures } from '../support/audio.js';
-import { sleep, type ModelStack, startModelStack } from '../support/stack.js';
+import { sleep, type ModelStack, startModelStack, until } from '../support/stack.js';
 
 const TRICKLED = 10;
 /** Bytes per tick and ticks per second: 1.6 KB/s, above the gateway's 1 KB/s minimum body rate. */
@@ -60,20 +60,16 @@ function trickle(signal: AbortSignal): Promise<unknown> {
   }).catch((error: unknown) => error);
 }
 
-async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-    await sleep(100);
-  }
-}
-
 test(`${TRICKLED} trickled uploads of one key do not hold up another key's transcription`, async () => {
   const stop = new AbortController();
   const slow = Array.from({ length: TRICKLED }, () => trickle(stop.signal));
   try {
     const inProgress = () => whisper.worker.metric('whisper_uploads_in_progress');
-    await until(async () => (await inProgress()) === TRICKLED, 'every trickled upload reached the worker');
+    await until(
+      async () => (await inProgress()) === TRICKLED,
+      'every trickled upload reached the worker',
+      15_000,
+    );
 
     const form = new FormData();
     form.append('language', 'en');
@@ -99,6 +95,7 @@ test(`${TRICKLED} trickled uploads of one key do not hold up another key's trans
   await until(
     async () => (await whisper.worker.metric('whisper_uploads_in_progress')) === 0,
     'the abandoned uploads are gone from the worker',
+    15_000,
   );
   assert.equal(await whisper.worker.metric('whisper_spool_bytes'), 0, 'their spooled bytes were given back');
 });

@@ -11,7 +11,7 @@ import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { wavHeader } from '../support/audio.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway.js';
 import { descendantsNamed, peakRss } from '../support/processes.js';
-import { errorOf, sleep, startWorkerWithGateway, startStack, type Stack } from '../support/stack.js';
+import { errorOf, sleep, startWorkerWithGateway, startStack, type Stack, until } from '../support/stack.js';
 import {
   startWorker,
   tinyWhisperRepository,
@@ -96,14 +96,6 @@ function streamedUpload(options: {
 }
 
 const ffmpegProcesses = () => descendantsNamed(worker.child.pid!, 'ffmpeg');
-
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-    await sleep(50);
-  }
-}
 
 test('an upload over the tier limit → 413 while it streams; the gateway never holds it', async (t) => {
   // A gateway process of its own: its peak memory is what this test measures.

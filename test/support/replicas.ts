@@ -97,12 +97,3 @@ export function replicaMetrics(metricsUrl: string, worker: string): ReplicaMetri
     inFlight: async (address) => (await series('switchboard_worker_calls_in_flight')).get(address) ?? 0,
   };
 }
-
-/** Polls `condition` every 50 ms for up to `ms`; fails naming `what`. */
-export async function until(condition: () => Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  for (const started = Date.now(); Date.now() - started < ms;) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`never: ${what}`);
-}

@@ -81,6 +81,17 @@ export async function errorOf(res: Response): Promise<ErrorBody['error']> {
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Polls `condition` every 50 ms for up to `ms`; fails naming `what`. */
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  ms = 10_000,
+): Promise<void> {
+  for (const started = Date.now(); !(await condition()); await sleep(50)) {
+    if (Date.now() - started > ms) throw new Error(`timed out waiting until ${what}`);
+  }
+}
+
 export interface WorkerWithGateway {
   worker: WorkerProcess;
   /** A gateway of its own, on the stack's NATS and Redis, that routes `name` to this worker. */
