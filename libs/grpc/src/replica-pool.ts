@@ -50,8 +50,8 @@ const rank: Record<ReplicaStatus, number> = { SERVING: 0, UNKNOWN: 1, NOT_SERVIN
  * is resolved again every `resolveIntervalMs`, and each call goes to the replica with the fewest
  * calls open from this process (ties in turn), preferring SERVING ones. A call that failed with
  * UNAVAILABLE before any handler took it (refused, GOAWAY of a draining replica, a dead process),
- * or that a handler refused for now, is sent again (maxAttempts in all, default 3), to a replica
- * not tried yet where there is one, within the same deadline.
+ * is sent again (maxAttempts in all, default 3), to a replica not tried yet where there is one,
+ * within the same deadline; a handler's refusal for now goes on only to a replica not tried yet.
  */
 export class ReplicaPool<C extends Client> {
   private readonly members = new Map<string, Replica<C>>();
@@ -287,11 +287,12 @@ export class ReplicaPool<C extends Client> {
     // said before any work. An UNAVAILABLE after the headers with no code of ours is a replica
     // that died while running the call: the work may have run, so that one is the caller's error.
     const code = error.metadata?.get(errorMetadataKeys.code)[0];
-    const retriable =
-      error.code === GrpcStatus.UNAVAILABLE &&
-      ((!started && code === undefined) || code === 'no_capacity' || code === 'model_loading');
+    const refused = code === 'no_capacity' || code === 'model_loading';
+    const retriable = error.code === GrpcStatus.UNAVAILABLE && ((!started && code === undefined) || refused);
     if (!retriable || attempt >= (this.options.maxAttempts ?? 3) || signal?.aborted) return false;
     if ([...this.members.keys()].every((address) => tried.has(address))) {
+      // Every replica has said "not now": that answer, with its Retry-After, is the caller's.
+      if (refused) return false;
       await sleep(Math.min(500, 100 * 2 ** (attempt - 1)));
     }
     return Date.now() < deadline && !signal?.aborted;
