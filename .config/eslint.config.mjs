@@ -1,5 +1,5 @@
-// Type-aware lint for the whole workspace (DESIGN.md: no floating promises, exhaustive switches).
-// Lives in .config/ to keep the repository's top level to what DESIGN.md lists.
+// Type-aware lint for the whole workspace: no floating promises, exhaustive switches.
+// Lives in .config/ to keep the repository's top level to the project's own folders.
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import js from '@eslint/js';
@@ -52,7 +52,8 @@ export default tseslint.config(
         {
           object: 'process',
           property: 'env',
-          message: 'Read configuration through the service config (DESIGN.md).',
+          message:
+            'Read configuration through the service config (src/config.ts), validated once at start-up.',
         },
       ],
     },
@@ -61,5 +62,24 @@ export default tseslint.config(
     // Config modules and tests may read the environment; the runner and set-up scripts are plain JS.
     files: ['**/config.ts', '**/*.test.ts', 'libs/config/src/**', 'libs/devcluster/src/**', 'test/**'],
     rules: { 'no-restricted-properties': 'off' },
+  },
+  {
+    // The random-weight model builders are for tests and the local runner only: a service or a
+    // library that imported them would ship development code (and its weights) in production.
+    files: ['services/*/src/**/*.ts', 'libs/*/src/**/*.ts'],
+    ignores: ['**/*.test.ts', '**/*.test-support.ts', 'libs/models-dev/**', 'libs/devcluster/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@switchboard/models-dev', '@switchboard/models-dev/*'],
+              message: 'Development model builders belong to tests and the local runner.',
+            },
+          ],
+        },
+      ],
+    },
   },
 );

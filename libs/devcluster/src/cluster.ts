@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureDevModel } from './dev-models.js';
+import { startFakeDid, type FakeDid } from './fake-d-id.js';
 import { gatewayKeyPepperEnv } from './key-pepper.js';
 import { natsRoles, redisRoles, type NatsRole, type RedisRole } from '@switchboard/broker-auth';
 import { startNats, startRedis, type InfraHandle } from './infra.js';
 import { freePort } from './ports.js';
-import { ManagedProcess, waitUntilReady } from './process.js';
+import { ManagedProcess } from './process.js';
 import type { Replica } from './replica-set.js';
 import { parseReplicas } from './replicas.js';
 import { WorkerFleet } from './worker-fleet.js';
@@ -19,7 +20,7 @@ export const workerNames = ['llm', 'whisper', 'diffusion', 'animation', 'browser
 export interface ClusterOptions {
   /** Repository root (where services/ and .run/ live). */
   root: string;
-  /** The environment the operator gave (API.md §9 variables pass through to every process). */
+  /** The environment the operator gave (its variables pass through to every process). */
   env: NodeJS.ProcessEnv;
   /** Receives every output line of every process, prefixed with its name. */
   onLine?: (service: string, line: string) => void;
@@ -71,30 +72,6 @@ async function waitForHttp(url: string, proc: ManagedProcess, timeoutMs: number)
 }
 
 /**
- * The test suite's fake D-ID Talks API (test/support/fake-d-id.ts) as a process, so the avatar
- * back-end works end to end without the vendor; returns the avatar settings that point at it.
- */
-async function startFakeAvatarVendor(
-  root: string,
-  processes: Map<string, ManagedProcess>,
-  timeoutMs: number,
-): Promise<NodeJS.ProcessEnv> {
-  const script = join(root, 'test', 'dist', 'support', 'fake-d-id-main.js');
-  if (!existsSync(script)) throw new Error('SWITCHBOARD_FAKE_AVATAR=1 needs the test build (npm run build)');
-  const port = await freePort();
-  const apiKey = randomBytes(12).toString('hex');
-  const proc = new ManagedProcess(
-    'fake-d-id',
-    process.execPath,
-    [script, '--port', String(port), '--key', apiKey],
-    'fake D-ID listening',
-  );
-  processes.set('fake-d-id', proc);
-  await waitUntilReady(proc, () => Promise.resolve(proc.loggedReady), timeoutMs);
-  return { AVATAR_BASE_URL: `http://127.0.0.1:${port}`, AVATAR_API_KEY: apiKey };
-}
-
-/**
  * The whole local cluster: NATS (JetStream) and Redis unless NATS_URL / REDIS_URL point
  * elsewhere, every built worker as its own process on a free gRPC port, then the gateway. Returns
  * once the workers report SERVING and the gateway is ready.
@@ -107,6 +84,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const processes = new Map<string, ManagedProcess>();
   const leaving = new WeakSet<ManagedProcess>();
   const infra: InfraHandle[] = [];
+  let fakeAvatarVendor: FakeDid | undefined;
   const late: { fleet?: WorkerFleet } = {};
   let stopping = false;
 
@@ -121,6 +99,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       order.sort((a, b) => Number(b.name === 'gateway') - Number(a.name === 'gateway'));
       for (const proc of order) await proc.stop(10_000);
       await late.fleet?.close();
+      await fakeAvatarVendor?.close();
       for (const handle of [...infra].reverse()) await handle.stop();
     })());
 
@@ -198,7 +177,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       );
     }
     if (env.SWITCHBOARD_FAKE_AVATAR === '1' && built.includes('animation') && !env.AVATAR_API_KEY) {
-      Object.assign(shared, await startFakeAvatarVendor(root, processes, timeout));
+      // In this process: the avatar back-end works end to end without the vendor.
+      fakeAvatarVendor = await startFakeDid();
+      Object.assign(shared, {
+        AVATAR_BASE_URL: fakeAvatarVendor.url,
+        AVATAR_API_KEY: fakeAvatarVendor.apiKey,
+      });
       options.onNotice?.('avatar: using the local fake of the D-ID Talks API (SWITCHBOARD_FAKE_AVATAR=1)');
     }
     for (const name of built) {

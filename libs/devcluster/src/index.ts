@@ -12,3 +12,13 @@ export {
 } from './infra.js';
 export { startCluster, workerNames, type Cluster, type ClusterOptions } from './cluster.js';
 export { startDnsServer, type DnsServer } from './dns-server.js';
+export {
+  defaultSwitches,
+  startFakeDid,
+  type FakeDid,
+  type FakeDidOptions,
+  type FakeDidRequest,
+  type FakeDidSwitches,
+  type TalkOutcome,
+} from './fake-d-id.js';
+export { runTool } from './run-tool.js';

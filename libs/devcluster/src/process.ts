@@ -41,8 +41,16 @@ const OUTPUT_LINES_KEPT = 50;
 export interface ProcessOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
-  /** Sees every whole line of output (the local runner relays them to its terminal). */
-  onLine?: (line: string) => void;
+  /** Sees every whole line of output (the local runner relays them to its terminal), and its stream. */
+  onLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /** `pipe` gives the child a stdin to write to (`child.stdin`); by default it reads nothing. */
+  stdin?: 'ignore' | 'pipe';
+  /**
+   * Keep this process's event loop alive while the child runs (by default the child is unref'd,
+   * so a forgotten stop() cannot keep a test process alive): for a caller that awaits the child's
+   * own `exit` event with nothing else pending.
+   */
+  keepAlive?: boolean;
 }
 
 /** A server process we started: its recent output (for error messages) and ways to stop it. */
@@ -67,13 +75,16 @@ export class ManagedProcess {
       : [command, args];
     this.child = spawn(file, argv, {
       detached: false,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
       env: options.env,
       cwd: options.cwd,
     });
     track(this.child);
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
-    for (const stream of [this.child.stdout, this.child.stderr]) {
+    for (const [stream, from] of [
+      [this.child.stdout, 'stdout'],
+      [this.child.stderr, 'stderr'],
+    ] as const) {
       // Always drain the pipes (a full pipe would block the server) and keep the tail for diagnostics.
       stream?.setEncoding('utf8');
       let partial = '';
@@ -81,13 +92,18 @@ export class ManagedProcess {
         // Chunks end anywhere; only whole lines are matched and kept.
         const lines = (partial + chunk).split('\n');
         partial = lines.pop() ?? '';
-        for (const line of lines) this.remember(line);
+        for (const line of lines) this.remember(line, from);
       });
-      (stream as unknown as Socket | null)?.unref();
+      // The last line may lack its newline.
+      stream?.on('end', () => {
+        if (partial !== '') this.remember(partial, from);
+        partial = '';
+      });
+      if (!options.keepAlive) (stream as unknown as Socket | null)?.unref();
     }
     // A forgotten stop() must not keep a test process alive; the reaper kills the child on exit.
-    this.child.unref();
-    this.child.once('error', (error) => this.remember(`spawn error: ${error.message}`));
+    if (!options.keepAlive) this.child.unref();
+    this.child.once('error', (error) => this.remember(`spawn error: ${error.message}`, 'stderr'));
   }
 
   get running(): boolean {
@@ -151,8 +167,8 @@ export class ManagedProcess {
     }
   }
 
-  private remember(line: string): void {
-    this.options.onLine?.(line);
+  private remember(line: string, stream: 'stdout' | 'stderr'): void {
+    this.options.onLine?.(line, stream);
     if (this.readyLine !== undefined && line.includes(this.readyLine)) this.sawReadyLine = true;
     if (line.trim() === '') return;
     this.output.push(line);

@@ -2,7 +2,8 @@
  * @switchboard/grpc — gRPC plumbing shared by every worker and the gateway.
  *
  * Workers:  startGrpcServer({ port, logger, clusterSecret, services: [defineService('Llm', { … })] }), then
- *           server.health.setAll('SERVING') once models are loaded, and shutdownOnSignals(server, …).
+ *           server.health.setAll('SERVING') once models are loaded, server.shutdown(graceMs) from
+ *           the worker's close(); its main.ts is runWorkerProcess({ service, loadConfig, start, … }).
  *           Handlers are `async (request, ctx) => response`, `async function* (request, ctx)` for
  *           server streaming, `async (requests, ctx) => response` for client streaming; ctx carries
  *           requestId, keyId, a child logger and an AbortSignal; a thrown SwitchboardError reaches
@@ -42,13 +43,14 @@ export { checkHealth, waitForServing, type HealthStatus, type WaitOptions } from
 export { callMetadata, metadataKeys, readMetadata, type CallIdentity } from './metadata.js';
 export {
   defineService,
-  shutdownOnSignals,
   startGrpcServer,
   type GrpcServer,
   type GrpcServerOptions,
   type ServiceRegistration,
-  type SignalOptions,
 } from './server.js';
+export { shutdownOnSignals, type Closable, type SignalOptions } from './signals.js';
+export { closeOnce, startWithRollback, type OnRollback } from './lifecycle.js';
+export { runWorkerProcess, type WorkerProcessOptions } from './worker-process.js';
 export {
   CLUSTER_SECRET_KEY,
   CLUSTER_SECRET_MIN_LENGTH,

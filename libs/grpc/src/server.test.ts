@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { mock, test } from 'node:test';
+import { test } from 'node:test';
 import { Llm } from '@switchboard/contracts';
 import { SwitchboardError } from '@switchboard/errors';
 import { createClient, unary } from './client.js';
 import { checkHealth } from './health-check.js';
-import { shutdownOnSignals } from './server.js';
-import { aborted, deferred, llm, response, serve, silent } from './test-support.js';
+import { aborted, deferred, llm, response, serve } from './test-support.js';
 
 test('shutdown drains: the in-flight call completes, new calls fail, health says NOT_SERVING', async () => {
   const started = deferred<void>();
@@ -68,19 +67,16 @@ test('shutdown cancels what is still running when the grace period ends', async 
   }
 });
 
-test('shutdownOnSignals drains once however many signals come, then runs onShutdown', async () => {
-  const shutdown = mock.fn(async (_graceMs?: number) => {});
-  const onShutdown = mock.fn(async () => {});
-  const remove = shutdownOnSignals({ shutdown }, { logger: silent, graceMs: 1_234, onShutdown, exit: false });
+test('a service added after the port is bound is served, NOT_SERVING until set', async () => {
+  const server = await serve([]);
+  const client = createClient(Llm, server.address, { deadlineMs: 10_000 });
   try {
-    process.emit('SIGTERM');
-    process.emit('SIGINT');
-    process.emit('SIGTERM');
-    await new Promise((r) => setImmediate(r));
-    assert.equal(shutdown.mock.callCount(), 1);
-    assert.deepEqual(shutdown.mock.calls[0]?.arguments, [1_234]);
-    assert.equal(onShutdown.mock.callCount(), 1);
+    server.addServices([llm({ Complete: async (request) => response(request.prompt) })]);
+    assert.equal(server.health.get('switchboard.llm.v1.Llm'), 'NOT_SERVING');
+    const answer = await unary(client.Complete.bind(client), { prompt: 'late' });
+    assert.equal(answer.text, 'late');
   } finally {
-    remove();
+    client.close();
+    await server.shutdown(0);
   }
 });

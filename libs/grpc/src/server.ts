@@ -46,6 +46,12 @@ export interface GrpcServer {
   /** Flip SERVING / NOT_SERVING, per service (by full name) or all at once. */
   readonly health: HealthReporter;
   readonly server: Server;
+  /**
+   * Serves more services from now on, NOT_SERVING until set: for services that can only be built
+   * once the port is bound (a worker that publishes its own address). Calls that come earlier are
+   * answered UNIMPLEMENTED.
+   */
+  addServices(services: readonly ServiceRegistration[]): void;
   /** Stops taking calls, lets in-flight ones finish for up to graceMs, then cuts the rest. */
   shutdown(graceMs?: number): Promise<void>;
 }
@@ -63,9 +69,15 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
   const names = options.services.map((s) => serviceNameOf(s.definition));
   const health = new HealthReporter(names, options.initialStatus);
   server.addService(Health.service, health.handlers);
-  for (const { definition, implementation } of options.services) {
+  const serve = ({ definition, implementation }: ServiceRegistration) =>
     server.addService(definition, wrapImplementation(definition, implementation, logger));
-  }
+  options.services.forEach(serve);
+  const addServices = (services: readonly ServiceRegistration[]) => {
+    for (const service of services) {
+      serve(service);
+      health.set(serviceNameOf(service.definition), 'NOT_SERVING');
+    }
+  };
 
   const address = host.includes(':') ? `[${host}]:${options.port}` : `${host}:${options.port}`;
   const port = await new Promise<number>((resolve, reject) => {
@@ -80,7 +92,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
     shuttingDown ??= drain(server, health, logger, graceMs);
     return shuttingDown;
   };
-  return { port, health, server, shutdown };
+  return { port, health, server, addServices, shutdown };
 }
 
 async function drain(server: Server, health: HealthReporter, logger: Logger, graceMs: number): Promise<void> {
@@ -99,49 +111,4 @@ async function drain(server: Server, health: HealthReporter, logger: Logger, gra
     });
   });
   logger.info('grpc server stopped');
-}
-
-export interface SignalOptions {
-  logger: Logger;
-  /** Time in-flight calls get after SIGTERM. Kubernetes' default grace period is 30 s in all. */
-  graceMs?: number;
-  /** Called after the server has drained: close queues, sessions, metrics. */
-  onShutdown?: () => Promise<void> | void;
-  /** Exits the process when done (default true). */
-  exit?: boolean;
-}
-
-/**
- * SIGTERM/SIGINT → drain once, run onShutdown, exit 0 (1 if any of it failed). A repeated signal
- * while draining is logged and otherwise ignored. Returns a function that removes the handlers.
- */
-export function shutdownOnSignals(server: Pick<GrpcServer, 'shutdown'>, options: SignalOptions): () => void {
-  const { logger, graceMs = 20_000, exit = true } = options;
-  let started = false;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (started) {
-      logger.warn({ signal }, 'already shutting down');
-      return;
-    }
-    started = true;
-    logger.info({ signal }, 'shutting down');
-    (async () => {
-      await server.shutdown(graceMs);
-      await options.onShutdown?.();
-    })().then(
-      () => {
-        if (exit) process.exit(0);
-      },
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        if (exit) process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
-  return () => {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
-  };
 }

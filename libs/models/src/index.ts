@@ -1,17 +1,22 @@
 /**
  * @switchboard/models — the model runtime every inference worker (llm, whisper, diffusion) shares.
  *
- *   const scan = await scanRepository(config.modelDir, 'llm', { defaultModel: config.defaultModel });
- *   useLocalModels(scan.capabilityDir);              // Transformers.js: local files only
- *   const registry = new ModelRegistry({ scan, logger, load: (entry) => loadMyModel(entry) });
- *   registry.loadAll().then(() => server.health.setAll('SERVING'));
- *   const { id, handle } = registry.get(request.model); // or model_loading / unknown_model
- *   await queue.run(() => work(handle), ctx.signal);     // or no_capacity when full
+ *   const worker = await startModelWorker({                 // serves gRPC NOT_SERVING at once,
+ *     name: 'llm', config, createMetrics: createLlmMetrics, // SERVING once the default is loaded
+ *     load: (entry) => loadMyModel(entry), dispose: (model) => model.dispose(),
+ *     services: ({ models, metrics }) => [myService(models, metrics)],
+ *   }, logger);
+ *   const { id, handle } = models.get(request.model);       // in a handler: or model_loading / unknown_model
+ *   await worker.close();                                   // drain, free the models
  *
  * Repository   MODEL_DIR/<capability>/<model-id>/ with config.json or model_index.json; default
  *              = configured id, else `models.json` {"default": id}, else the first id.
  * Execution    ortEnvFields (ORT_EXECUTION_PROVIDERS, ORT_DEVICE_ID, ORT_INTRA_OP_THREADS) for the
  *              worker's config schema; transformersDeviceOptions → from_pretrained options.
+ * Queues       WorkQueue (one job per slot), BatchingQueue (requests share passes), both refusing
+ *              with no_capacity when full and taking turns by owner (FairLine).
+ * Diffusion    betas, alphasCumprod, trainingSigmas: the training noise schedule the image
+ *              worker's schedulers and the video back-end's sampler both start from.
  */
 export {
   scanRepository,
@@ -49,13 +54,15 @@ export {
 } from './batching-queue.js';
 export { useLocalModels } from './transformers-env.js';
 export {
-  runModelWorker,
+  startModelWorker,
   type ModelWorker,
   type ModelWorkerConfig,
   type ModelWorkerMetrics,
   type ModelWorkerSpec,
+  type RunningModelWorker,
 } from './worker.js';
 export { SeededRandom } from './seeded-random.js';
+export { alphasCumprod, betas, trainingSigmas, type TrainingNoiseConfig } from './training-noise.js';
 export { modelWorkerEnvFields, modelWorkerSettings } from './worker-env.js';
 export { fromFloat16Array, fromFloat16Bits, toFloat16Array, toFloat16Bits } from './float16.js';
 export {

@@ -5,7 +5,7 @@ let configuredDir: string | undefined;
 
 /**
  * Points Transformers.js at one capability folder of the model repository and forbids any
- * network access (DESIGN.md: no model is ever fetched at run time). A process serves one
+ * network access (no model is ever fetched at run time). A process serves one
  * capability, so a second call with another folder is a programming error.
  */
 export function useLocalModels(capabilityDir: string): void {

@@ -1,34 +1,26 @@
 // The life of every inference worker (llm, whisper, diffusion): serve gRPC at once (NOT_SERVING),
 // load the models in the background, report SERVING when the default model is ready, drain on
-// SIGTERM. Requests that come earlier get model_loading. A worker supplies only what differs:
-// how to load a model, its metrics and its gRPC service.
+// close(). Requests that come earlier get model_loading. A worker supplies only what differs: how
+// to load a model, its metrics and its gRPC service.
 import { resolve } from 'node:path';
-import { shutdownOnSignals, startGrpcServer, type ServiceRegistration } from '@switchboard/grpc';
-import {
-  createLogger,
-  createRegistry,
-  startMetricsServer,
-  type Logger,
-  type LoggerOptions,
-} from '@switchboard/telemetry';
+import { closeOnce, startGrpcServer, startWithRollback, type ServiceRegistration } from '@switchboard/grpc';
+import { createRegistry, startMetricsServer, type Logger } from '@switchboard/telemetry';
 import { Gauge, type Registry } from 'prom-client';
 import { ModelRegistry, type ModelDetails } from './registry.js';
 import { scanRepository, type ModelEntry } from './repository.js';
-import { WorkQueue } from './queue.js';
 import { useLocalModels } from './transformers-env.js';
 
 /** The part of a model worker's validated config this bootstrap reads. */
 export interface ModelWorkerConfig {
   readonly grpc: { readonly port: number; readonly host: string };
   readonly metricsPort: number;
-  readonly logLevel: NonNullable<LoggerOptions['level']>;
   /** Every call but health must carry it (CLUSTER_SECRET): only gateways have it. */
   readonly clusterSecret: string;
   readonly modelDir: string;
   readonly defaultModel?: string | undefined;
-  readonly queue: { readonly concurrency: number; readonly depth: number };
   readonly loadingRetryAfterSeconds: number;
   readonly loadDelayMs: number;
+  /** How long calls in flight get to finish on close() before they are cancelled. */
   readonly shutdownGraceMs: number;
 }
 
@@ -39,9 +31,9 @@ export interface ModelWorkerMetrics {
   readonly running: { set(value: number): void };
 }
 
+/** What a worker's gRPC services are built from. */
 export interface ModelWorker<H, M> {
   readonly models: ModelRegistry<H>;
-  readonly queue: WorkQueue;
   readonly metrics: M;
   readonly logger: Logger;
 }
@@ -58,72 +50,87 @@ export interface ModelWorkerSpec<H, M extends ModelWorkerMetrics> {
   services(worker: ModelWorker<H, M>): ServiceRegistration[];
 }
 
-export async function runModelWorker<H, M extends ModelWorkerMetrics>(
+export interface RunningModelWorker {
+  /** The gRPC port actually bound (config.grpc.port may be 0). */
+  readonly port: number;
+  readonly metricsPort: number;
+  /**
+   * Drains as on SIGTERM: NOT_SERVING, calls in flight get config.shutdownGraceMs, then the
+   * metrics listener closes and the loaded models are freed. Calling it again waits for the same.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts one model worker: scans its models, serves gRPC and metrics, and loads the models in the
+ * background. Everything it opens belongs to the returned handle (its own metrics registry), so
+ * main.ts only adds the signals. Transformers.js keeps its model folder process-wide, so a process
+ * runs one capability.
+ */
+export function startModelWorker<H, M extends ModelWorkerMetrics>(
   spec: ModelWorkerSpec<H, M>,
-): Promise<void> {
-  const { config, name } = spec;
-  const logger = createLogger({ service: name, level: config.logLevel });
-  const promRegistry = createRegistry(name);
-  const metrics = spec.createMetrics(promRegistry);
-  const modelLoadSeconds = new Gauge({
-    name: `${name}_model_load_seconds`,
-    help: 'How long each model took to load (or to fail).',
-    labelNames: ['model', 'status'],
-    registers: [promRegistry],
-  });
+  logger: Logger,
+): Promise<RunningModelWorker> {
+  return startWithRollback(async (onRollback) => {
+    const { config, name } = spec;
+    const promRegistry = createRegistry(name);
+    const metrics = spec.createMetrics(promRegistry);
+    const modelLoadSeconds = new Gauge({
+      name: `${name}_model_load_seconds`,
+      help: 'How long each model took to load (or to fail).',
+      labelNames: ['model', 'status'],
+      registers: [promRegistry],
+    });
 
-  const scan = await scanRepository(resolve(config.modelDir), name, { defaultModel: config.defaultModel });
-  useLocalModels(scan.capabilityDir);
-  for (const model of scan.models) {
-    if (model.description) logger.warn({ model: model.id, note: model.description }, 'development model');
-  }
-  const models = new ModelRegistry<H>({
-    scan,
-    logger,
-    load: (entry) => spec.load(entry),
-    dispose: (handle) => spec.dispose(handle),
-    details: (handle) => spec.details?.(handle) ?? {},
-    onLoaded: (entry, status, seconds) => modelLoadSeconds.set({ model: entry.id, status }, seconds),
-    loadingRetryAfterSeconds: config.loadingRetryAfterSeconds,
-    loadDelayMs: config.loadDelayMs,
-  });
-  const queue = new WorkQueue({
-    ...config.queue,
-    onDepth: (waiting, running) => {
-      metrics.queueDepth.set(waiting);
-      metrics.running.set(running);
-    },
-  });
+    const scan = await scanRepository(resolve(config.modelDir), name, { defaultModel: config.defaultModel });
+    useLocalModels(scan.capabilityDir);
+    for (const model of scan.models) {
+      if (model.description) logger.warn({ model: model.id, note: model.description }, 'development model');
+    }
+    const models = new ModelRegistry<H>({
+      scan,
+      logger,
+      load: (entry) => spec.load(entry),
+      dispose: (handle) => spec.dispose(handle),
+      details: (handle) => spec.details?.(handle) ?? {},
+      onLoaded: (entry, status, seconds) => modelLoadSeconds.set({ model: entry.id, status }, seconds),
+      loadingRetryAfterSeconds: config.loadingRetryAfterSeconds,
+      loadDelayMs: config.loadDelayMs,
+    });
 
-  const server = await startGrpcServer({
-    port: config.grpc.port,
-    host: config.grpc.host,
-    logger,
-    clusterSecret: config.clusterSecret,
-    services: spec.services({ models, queue, metrics, logger }),
-  });
-  const metricsServer = await startMetricsServer(promRegistry, config.metricsPort);
-  logger.info(
-    {
+    const server = await startGrpcServer({
+      port: config.grpc.port,
+      host: config.grpc.host,
+      logger,
+      clusterSecret: config.clusterSecret,
+      services: spec.services({ models, metrics, logger }),
+    });
+    onRollback(() => server.shutdown(0));
+    const metricsServer = await startMetricsServer(promRegistry, config.metricsPort);
+    logger.info(
+      {
+        port: server.port,
+        metrics_port: metricsServer.port,
+        models: scan.models.length,
+        default: scan.defaultId,
+      },
+      `${name} worker started`,
+    );
+
+    models.loadAll().then(
+      () => server.health.setAll('SERVING'),
+      // Without its default model the worker stays NOT_SERVING; the reason is already logged.
+      (error: unknown) => logger.error({ err: error }, 'default model unavailable; not serving'),
+    );
+
+    return {
       port: server.port,
-      metrics_port: metricsServer.port,
-      models: scan.models.length,
-      default: scan.defaultId,
-    },
-    `${name} worker started`,
-  );
-  shutdownOnSignals(server, {
-    logger,
-    graceMs: config.shutdownGraceMs,
-    onShutdown: async () => {
-      await metricsServer.close();
-      await models.dispose();
-    },
+      metricsPort: metricsServer.port,
+      close: closeOnce(async () => {
+        await server.shutdown(config.shutdownGraceMs);
+        await metricsServer.close();
+        await models.dispose();
+      }),
+    };
   });
-
-  models.loadAll().then(
-    () => server.health.setAll('SERVING'),
-    // Without its default model the worker stays NOT_SERVING; the reason is already logged.
-    (error: unknown) => logger.error({ err: error }, 'default model unavailable; not serving'),
-  );
 }

@@ -1,4 +1,4 @@
-// The browser worker's Prometheus metrics (API.md §8 and issue #3).
+// The browser worker's Prometheus metrics: active sessions, pool size, session and call outcomes.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 const actionBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

@@ -5,21 +5,16 @@ import type { SessionService } from './sessions/session-service.js';
 /** The caller's key id from call metadata; the gateway always sends one for session calls. */
 const key = (ctx: RequestContext) => ctx.keyId ?? '';
 
-/**
- * `sessions` is looked up per call: the service is registered before the session service exists,
- * because the registry entry the latter writes names the port the server has only once bound.
- * Health stays NOT_SERVING, and no gateway knows the address, until it does exist.
- */
-export function browserService(sessions: () => SessionService): ServiceRegistration {
+export function browserService(sessions: SessionService): ServiceRegistration {
   return defineService('Browser', {
-    CreateSession: (request, ctx) => sessions().create(request, key(ctx)),
-    Navigate: (request, ctx) => sessions().navigate(request, key(ctx)),
-    Input: (request, ctx) => sessions().input(request, key(ctx)),
-    Submit: (request, ctx) => sessions().submit(request, key(ctx)),
-    Capture: (request, ctx) => sessions().capture(request.session_id, key(ctx)),
-    GetDetails: async (request, ctx) => sessions().details(request.session_id, key(ctx)),
-    CloseSession: (request, ctx) => sessions().close(request.session_id, key(ctx)),
-    GetCapacity: async () => sessions().capacity(),
-    ListSessions: async () => ({ sessions: sessions().list() }),
+    CreateSession: (request, ctx) => sessions.create(request, key(ctx)),
+    Navigate: (request, ctx) => sessions.navigate(request, key(ctx)),
+    Input: (request, ctx) => sessions.input(request, key(ctx)),
+    Submit: (request, ctx) => sessions.submit(request, key(ctx)),
+    Capture: (request, ctx) => sessions.capture(request.session_id, key(ctx)),
+    GetDetails: async (request, ctx) => sessions.details(request.session_id, key(ctx)),
+    CloseSession: (request, ctx) => sessions.close(request.session_id, key(ctx)),
+    GetCapacity: async () => sessions.capacity(),
+    ListSessions: async () => ({ sessions: sessions.list() }),
   });
 }

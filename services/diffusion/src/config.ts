@@ -4,7 +4,7 @@ import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import type { PixelBudgets } from './images/pixel-budget.js';
 
-/** A pixel budget below 64×64, the smallest size API.md allows, would refuse every request. */
+/** A pixel budget below 64×64, the smallest size the API allows, would refuse every request. */
 const budget = z
   .number()
   .int()

@@ -1,61 +1,12 @@
-// The diffusion worker: the shared model-worker life (libs/models runModelWorker) with diffusers
-// ONNX pipelines, the image service and its metrics, and the object store for the PNGs.
+// The diffusion worker process: config from the environment, the worker, closed on SIGTERM/SIGINT.
 import { ConfigError } from '@switchboard/config';
-import { runModelWorker } from '@switchboard/models';
-import { createObjectStore } from '@switchboard/objectstore';
-import { loadOnnxPipeline } from './adapters/onnx-pipeline.js';
+import { runWorkerProcess } from '@switchboard/grpc';
 import { loadDiffusionConfig } from './config.js';
-import { unknownBudgetModels } from './images/pixel-budget.js';
-import { createGenerationQueue } from './images/generation-queue.js';
-import { ImageService } from './images/service.js';
-import { createDiffusionMetrics } from './metrics.js';
-import { diffusionService } from './server.js';
+import { startDiffusionWorker } from './worker.js';
 
-async function main(): Promise<void> {
-  const config = loadDiffusionConfig();
-  const objects = createObjectStore(config.objectStore);
-  await runModelWorker({
-    name: 'diffusion',
-    config,
-    createMetrics: createDiffusionMetrics,
-    load: (entry) => loadOnnxPipeline(entry, config.execution),
-    dispose: (model) => model.dispose(),
-    details: (model) => ({
-      dtype: model.dtype,
-      nativeWidth: model.nativeWidth,
-      nativeHeight: model.nativeHeight,
-    }),
-    // The shared WorkQueue runModelWorker offers runs one request per slot; image generation uses
-    // its own batching queue (same concurrency and depth) so requests can share UNet passes.
-    services: ({ models, metrics, logger }) => {
-      const unknown = unknownBudgetModels(
-        config.maxPixels,
-        models.list().map((m) => m.id),
-      );
-      if (unknown.length > 0) {
-        throw new ConfigError(
-          unknown.map((id) => `DIFFUSION_MAX_PIXELS: "${id}" is not a model folder in MODEL_DIR/diffusion`),
-        );
-      }
-      // Generation answers 503 while the store is not ready; a store that is down must not stop
-      // the worker from loading its models.
-      objects.ensureReady().then(
-        (report) => logger.info({ s3: config.objectStore.s3 !== undefined, ...report }, 'object store ready'),
-        (error: unknown) => logger.warn({ err: error }, 'object store not ready'),
-      );
-      const queue = createGenerationQueue(config.queue, metrics);
-      const images = new ImageService(models, queue, metrics, objects, {
-        defaultGuidanceScale: config.defaultGuidanceScale,
-        maxPixels: config.maxPixels,
-      });
-      return [diffusionService(images)];
-    },
-  });
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`,
-  );
-  process.exit(1);
+runWorkerProcess({
+  service: 'diffusion',
+  loadConfig: loadDiffusionConfig,
+  start: startDiffusionWorker,
+  selfExplainingErrors: [ConfigError],
 });

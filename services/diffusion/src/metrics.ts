@@ -1,4 +1,4 @@
-// The diffusion worker's Prometheus metrics (API.md §8), labelled by model where it applies.
+// The diffusion worker's Prometheus metrics, labelled by model where it applies.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export function createDiffusionMetrics(registry: Registry) {

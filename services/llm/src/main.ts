@@ -1,29 +1,12 @@
-// The llm worker: the shared model-worker life (libs/models runModelWorker) with causal language
-// models, the completion service and its metrics.
+// The llm worker process: config from the environment, the worker, closed on SIGTERM/SIGINT.
 import { ConfigError } from '@switchboard/config';
-import { runModelWorker } from '@switchboard/models';
-import { loadCausalLm } from './adapters/causal-lm.js';
-import { CompletionService } from './completion/service.js';
+import { runWorkerProcess } from '@switchboard/grpc';
 import { loadLlmConfig } from './config.js';
-import { createLlmMetrics } from './metrics.js';
-import { llmService } from './server.js';
+import { startLlmWorker } from './worker.js';
 
-async function main(): Promise<void> {
-  const config = loadLlmConfig();
-  await runModelWorker({
-    name: 'llm',
-    config,
-    createMetrics: createLlmMetrics,
-    load: (entry) => loadCausalLm(entry, config.execution, config.dtype),
-    details: (model) => ({ dtype: model.dtype, contextLength: model.contextLength }),
-    dispose: (model) => model.dispose(),
-    services: ({ models, metrics }) => [llmService(new CompletionService(models, config.batching, metrics))],
-  });
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`,
-  );
-  process.exit(1);
+runWorkerProcess({
+  service: 'llm',
+  loadConfig: loadLlmConfig,
+  start: startLlmWorker,
+  selfExplainingErrors: [ConfigError],
 });

@@ -1,4 +1,4 @@
-// The llm worker's Prometheus metrics (API.md §8), all labelled by model where it applies.
+// The llm worker's Prometheus metrics, all labelled by model where it applies.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export function createLlmMetrics(registry: Registry) {

@@ -1,63 +1,12 @@
-// The whisper worker: the shared model-worker life (libs/models runModelWorker) with Whisper
-// models, the transcription service and its metrics. Recognition takes turns in a batching queue
-// of its own rather than the worker's WorkQueue, so windows of several uploads share passes.
+// The whisper worker process: config from the environment, the worker, closed on SIGTERM/SIGINT.
 import { ConfigError } from '@switchboard/config';
-import { runModelWorker } from '@switchboard/models';
-import { loadWhisperModel } from './adapters/whisper-model.js';
+import { runWorkerProcess } from '@switchboard/grpc';
 import { loadWhisperConfig } from './config.js';
-import { createWhisperMetrics } from './metrics.js';
-import { RecognitionQueue } from './recognition/recognition-queue.js';
-import { whisperService } from './server.js';
-import { TranscriptionService } from './transcription/service.js';
+import { startWhisperWorker } from './worker.js';
 
-async function main(): Promise<void> {
-  const config = loadWhisperConfig();
-  await runModelWorker({
-    name: 'whisper',
-    config,
-    createMetrics: createWhisperMetrics,
-    load: (entry) => loadWhisperModel(entry, config.execution),
-    dispose: (model) => model.dispose(),
-    details: (model) => ({
-      dtype: model.dtype,
-      multilingual: model.multilingual,
-      languages: [...model.languages].sort(),
-    }),
-    services: ({ models, metrics }) => {
-      const maxTranscriptions = config.queue.concurrency + config.queue.depth;
-      const recognition = new RecognitionQueue({
-        concurrency: config.queue.concurrency,
-        // Received uploads are admitted (and refused) by the transcription service; each has at
-        // most maxBatch windows out, so no window is ever refused here.
-        depth: maxTranscriptions * config.maxBatch,
-        maxBatch: config.maxBatch,
-        onDepth: (waiting, running) => {
-          metrics.queueDepth.set(waiting);
-          metrics.running.set(running);
-        },
-        onBatch: (windows) => metrics.batchSize.observe(windows),
-      });
-      return [
-        whisperService(
-          new TranscriptionService(models, recognition, metrics, {
-            ffmpegPath: config.ffmpegPath,
-            maxAudioSeconds: config.maxAudioSeconds,
-            spoolDir: config.spoolDir,
-            spoolMaxBytes: config.spoolMaxBytes,
-            spoolPerKeyBytes: config.spoolPerKeyBytes,
-            windowing: config.windowing,
-            maxTranscriptions,
-            windowsInFlight: config.maxBatch,
-          }),
-        ),
-      ];
-    },
-  });
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`,
-  );
-  process.exit(1);
+runWorkerProcess({
+  service: 'whisper',
+  loadConfig: loadWhisperConfig,
+  start: startWhisperWorker,
+  selfExplainingErrors: [ConfigError],
 });

@@ -1,4 +1,4 @@
-// The whisper worker's Prometheus metrics (API.md §8), labelled by model where it applies.
+// The whisper worker's Prometheus metrics, labelled by model where it applies.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 export function createWhisperMetrics(registry: Registry) {

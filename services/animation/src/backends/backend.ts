@@ -8,7 +8,7 @@ import type { Logger } from '@switchboard/telemetry';
 export { backendNames, type BackendName } from '@switchboard/jobs';
 import type { BackendName } from '@switchboard/jobs';
 
-/** The job's validated parameters (API.md §5); fields that do not apply to a back-end are absent. */
+/** The job's validated parameters (`POST /animate`); fields that do not apply to a back-end are absent. */
 export interface JobParams {
   /** Frames per second asked for; absent = the back-end's default (24, or the driver's rate). */
   readonly fps?: number | undefined;

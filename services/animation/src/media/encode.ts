@@ -1,4 +1,4 @@
-// The MP4 contract (API.md §5): H.264 (libx264), yuv420p, +faststart, exactly `frames` frames at
+// The MP4 the API promises: H.264 (libx264), yuv420p, +faststart, exactly `frames` frames at
 // `fps`, the clip's audio as AAC. Flags that stamp versions or times are off, and the thread
 // count is fixed, so the same frames always give the same bytes.
 import type { ClipSpec, FrameSink, VideoOutput } from '../backends/backend.js';

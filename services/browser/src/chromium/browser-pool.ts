@@ -21,6 +21,20 @@ const RETRY_AFTER_FAILURE_MS = 2_000;
  */
 const DEFERRED_REFILL_MS = 1_500;
 
+/** No browser became warm in time: Chromium does not start here (its launch errors are logged). */
+export class NoWarmBrowserError extends Error {
+  constructor(timeoutMs: number) {
+    super(
+      `No browser started within ${timeoutMs / 1000} s, so the worker does not serve; the log says why each launch failed.`,
+    );
+  }
+}
+
+interface WarmWaiter {
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
 /**
  * Pre-launched browsers. take() hands out a warm one at once when there is one, else launches
  * one on demand; either way the pool refills in the background, never past the worker's cap.
@@ -32,11 +46,35 @@ export class BrowserPool {
   private retryTimer: NodeJS.Timeout | undefined;
   private refillTimer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly warmWaiters = new Set<WarmWaiter>();
 
   constructor(private readonly options: PoolOptions) {}
 
   get warmCount(): number {
     return this.warm.length;
+  }
+
+  /**
+   * Resolves once a browser is warm (at once if one is already). Rejects with NoWarmBrowserError
+   * after `timeoutMs`, so a Chromium that never starts fails the worker's start-up instead of
+   * holding it for ever, and with an Error if the pool closes first.
+   */
+  whenWarm(timeoutMs: number): Promise<void> {
+    if (this.warm.length > 0) return Promise.resolve();
+    if (this.closed) return Promise.reject(new Error('the browser pool is closed'));
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => settle(() => reject(new NoWarmBrowserError(timeoutMs))), timeoutMs);
+      const settle = (outcome: () => void) => {
+        clearTimeout(timer);
+        this.warmWaiters.delete(waiter);
+        outcome();
+      };
+      const waiter: WarmWaiter = {
+        resolve: () => settle(resolve),
+        reject: (error) => settle(() => reject(error)),
+      };
+      this.warmWaiters.add(waiter);
+    });
   }
 
   /** Room for one more browser, counting sessions, warm ones and launches under way. */
@@ -75,6 +113,7 @@ export class BrowserPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const waiter of [...this.warmWaiters]) waiter.reject(new Error('the browser pool is closed'));
     clearTimeout(this.retryTimer);
     clearTimeout(this.refillTimer);
     // A launch under way finishes into a closed pool and disposes of its browser; wait for that,
@@ -111,6 +150,7 @@ export class BrowserPool {
       return;
     }
     this.warm.push(browser);
+    for (const waiter of [...this.warmWaiters]) waiter.resolve();
     // A warm browser that crashes leaves the pool and is replaced.
     void browser.exited.then(() => {
       const index = this.warm.indexOf(browser);

@@ -1,5 +1,5 @@
 /**
- * Flags for a headless Chromium on a closed network (DESIGN.md "Browser sessions"): no
+ * Flags for a headless Chromium on a closed network (docs/browser-sessions.md): no
  * background networking, component updates, sync or first-run, whose connection attempts would
  * otherwise be refused at every start; all traffic through the worker's address guard proxy,
  * loopback included (`<-loopback>` undoes Chromium's implicit bypass of local addresses). What

@@ -149,7 +149,7 @@ const rules: Record<string, Rule> = {
 };
 
 /**
- * The relay's policy (API.md §6 "DevTools"): what a DevTools client may ask of its session's
+ * The relay's policy (docs/api.md, DevTools): what a DevTools client may ask of its session's
  * browser. An allowlist — a domain or method not named here is refused — with argument checks
  * where a method is allowed but some of its arguments are not. Applies alike to flattened
  * session messages (`sessionId`), so attaching to a target gains nothing.

@@ -24,6 +24,12 @@ export interface DevtoolsTargets {
 
 export interface DevtoolsRelay {
   port: number;
+  /**
+   * Relays to `targets` from now on. The relay listens first because the worker's registry entry
+   * names its port, and the sessions behind `targets` write that entry; upgrades that come earlier
+   * are refused `unavailable`.
+   */
+  serve(targets: DevtoolsTargets): void;
   close(): Promise<void>;
 }
 
@@ -36,7 +42,6 @@ export interface DevtoolsRelay {
 export async function startDevtoolsRelay(options: {
   port: number;
   host: string;
-  targets: DevtoolsTargets;
   logger: Logger;
   /** Only a gateway knows it: an upgrade without it never learns whether a session exists. */
   clusterSecret: string;
@@ -45,7 +50,8 @@ export async function startDevtoolsRelay(options: {
   /** Ping interval that finds half-open client connections (default 30 s). */
   heartbeatMs?: number;
 }): Promise<DevtoolsRelay> {
-  const { targets, logger } = options;
+  const { logger } = options;
+  let targets: DevtoolsTargets | undefined;
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
@@ -71,6 +77,7 @@ export async function startDevtoolsRelay(options: {
       if (!clusterSecretMatches(req.headers[CLUSTER_SECRET_KEY], options.clusterSecret))
         throw new SwitchboardError('unauthorized');
       if (!sessionId || typeof keyId !== 'string') throw new SwitchboardError('session_not_found');
+      if (!targets) throw new SwitchboardError('unavailable');
       target = targets.devtoolsTarget(sessionId, keyId);
     } catch (error) {
       if (error instanceof SwitchboardError && error.code === 'rate_limited') {
@@ -116,6 +123,9 @@ export async function startDevtoolsRelay(options: {
   await once(server, 'listening');
   return {
     port: (server.address() as AddressInfo).port,
+    serve(served) {
+      targets = served;
+    },
     async close() {
       for (const client of wss.clients) client.terminate();
       server.closeAllConnections();
@@ -124,7 +134,7 @@ export async function startDevtoolsRelay(options: {
   };
 }
 
-/** The API's error body (API.md §1), request id included, as the gateway passes it on. */
+/** The API's error body (`{"error": {code, message, request_id}}`), as the gateway passes it on. */
 function refuse(socket: Duplex, error: unknown, requestId: string | string[] | undefined): void {
   const known = error instanceof SwitchboardError ? error : new SwitchboardError('internal');
   const body = JSON.stringify({

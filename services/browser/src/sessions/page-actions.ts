@@ -2,7 +2,7 @@ import type { CDPSession, Page, Request, Response } from 'playwright-core';
 import { SwitchboardError } from '@switchboard/errors';
 import { elementError, navigationFailed, netErrorName } from './page-errors.js';
 
-/** How long input/submit wait for their selector to match (API.md §6: 5 s). */
+/** How long input/submit wait for their selector to match (5 s, then element_not_found). */
 export const ELEMENT_WAIT_MS = 5_000;
 /**
  * How long submit waits for a navigation to *start* after its click. Form submissions and

@@ -16,7 +16,7 @@ import { SwitchboardError } from '@switchboard/errors';
 import type { EventPublisher } from '@switchboard/events';
 import { OWNER_KEY_ID_METADATA, screenshotKey, type ObjectStore } from '@switchboard/objectstore';
 import type { Logger } from '@switchboard/telemetry';
-import type { BrowserPool } from '../chromium/browser-pool.js';
+import { BrowserPool, type PoolOptions } from '../chromium/browser-pool.js';
 import type { TabReserver } from '../chromium/browser-targets.js';
 import type { PooledBrowser } from '../chromium/pooled-browser.js';
 import type { BrowserMetrics } from '../metrics.js';
@@ -27,7 +27,9 @@ import { parseViewport } from './viewport.js';
 
 export interface SessionServiceOptions {
   workerId: string;
-  pool: BrowserPool;
+  /** The warm pool this service takes browsers from: how many to keep, and how to launch one. */
+  pool: Pick<PoolOptions, 'size' | 'launch'>;
+  /** Sessions at once, which is also the cap on browser processes (warm ones included). */
   maxSessions: number;
   idleTimeoutMs: number;
   navigationTimeoutMs: number;
@@ -40,11 +42,9 @@ export interface SessionServiceOptions {
   events: EventPublisher;
   metrics: BrowserMetrics;
   logger: Logger;
-  /** Called when active sessions or warm browsers change (the worker's heartbeat). */
-  onCapacityChange: () => void;
 }
 
-/** Ended sessions still answer `details` for an hour (API.md §6). */
+/** Ended sessions still answer `details`, with their status, for an hour. */
 const ENDED_RETENTION_MS = 60 * 60 * 1000;
 const NO_CAPACITY_RETRY_AFTER_S = 5;
 
@@ -58,14 +58,24 @@ export interface DevtoolsTarget {
   release: () => void;
 }
 
-/** Every session this worker owns, their lifecycle and the calls of API.md §6. */
+/** Every session this worker owns, their lifecycle and the calls of `/api/browser/session/...`. */
 export class SessionService {
   private readonly sessions = new Map<string, BrowserSession>();
   private creating = 0;
   private sweeper: NodeJS.Timeout | undefined;
   private readonly memory: MemoryWatch;
+  private readonly capacityListeners: (() => void)[] = [];
+  /** Owned here: how many browsers it may launch depends on how many sessions hold one. */
+  readonly pool: BrowserPool;
 
   constructor(private readonly o: SessionServiceOptions) {
+    this.pool = new BrowserPool({
+      ...o.pool,
+      maxBrowsers: o.maxSessions,
+      inUse: () => this.activeCount,
+      logger: o.logger,
+      onChange: () => this.capacityChanged(),
+    });
     this.memory = new MemoryWatch({
       limitBytes: o.bounds.memoryLimitBytes,
       browsers: () => this.watchedBrowsers(),
@@ -81,11 +91,16 @@ export class SessionService {
     return active;
   }
 
+  /** Calls `listener` whenever active sessions or warm browsers change (the worker's heartbeat). */
+  onCapacityChange(listener: () => void): void {
+    this.capacityListeners.push(listener);
+  }
+
   capacity(): CapacityResponse {
     return {
       max_sessions: this.o.maxSessions,
       active_sessions: this.activeCount,
-      warm_browsers: this.o.pool.warmCount,
+      warm_browsers: this.pool.warmCount,
     };
   }
 
@@ -101,7 +116,7 @@ export class SessionService {
     let browser: PooledBrowser | undefined;
     let session: BrowserSession | undefined;
     try {
-      browser = await this.o.pool.take();
+      browser = await this.pool.take();
       await browser.page.setViewportSize(viewport);
       session = new BrowserSession(randomUUID(), keyId, new Date(), browser);
       const created = session;
@@ -137,7 +152,7 @@ export class SessionService {
       throw new SwitchboardError('unavailable', { message: 'No browser could be started.', cause: error });
     } finally {
       if (counted) this.creating--;
-      this.o.onCapacityChange();
+      this.capacityChanged();
     }
   }
 
@@ -225,7 +240,7 @@ export class SessionService {
     return session.view();
   }
 
-  /** Closing an ended session answers its state again (idempotent, API.md §6). */
+  /** Closing an ended session answers its state again (idempotent: closing again is also 200). */
   async close(sessionId: string, keyId: string): Promise<Session__Output> {
     const session = this.owned(sessionId, keyId);
     // The answer waits for the registry (other gateway replicas count this key's sessions from
@@ -273,6 +288,10 @@ export class SessionService {
     this.memory.stop();
     const active = [...this.sessions.values()].filter((s) => s.status === 'active');
     await Promise.all(active.map((s) => this.end(s, 'expired', 'shutdown').disposed));
+  }
+
+  private capacityChanged(): void {
+    for (const listener of this.capacityListeners) listener();
   }
 
   private sweep(now = Date.now()): void {
@@ -351,14 +370,14 @@ export class SessionService {
       .catch((error: unknown) =>
         this.o.logger.warn({ err: error, session_id: session.id }, 'session record not written'),
       );
-    this.o.onCapacityChange();
-    const disposed = (browser?.dispose() ?? Promise.resolve()).then(() => this.o.pool.fill());
+    this.capacityChanged();
+    const disposed = (browser?.dispose() ?? Promise.resolve()).then(() => this.pool.fill());
     return { recorded, disposed };
   }
 
   private owned(sessionId: string, keyId: string): BrowserSession {
     const session = this.sessions.get(sessionId);
-    // Someone else's session is indistinguishable from a missing one (API.md §6).
+    // Someone else's session is indistinguishable from a missing one (404, never 403).
     if (!session || session.ownerKeyId !== keyId) throw new SwitchboardError('session_not_found');
     return session;
   }

@@ -132,7 +132,7 @@ export class BrowserSession implements GuardWatch {
     };
   }
 
-  /** history = every http(s) URL the main frame commits to, in order (API.md §6). */
+  /** history = every http(s) URL the main frame commits to, in order (redirects included). */
   private watch(browser: PooledBrowser): void {
     browser.page.on('framenavigated', (frame) => {
       if (frame !== browser.page.mainFrame() || this.browser !== browser) return;

@@ -14,7 +14,10 @@ function side(value: number, fallback: number, param: string): number {
   return value;
 }
 
-/** The viewport of a create request (API.md §6), checked again here: the worker trusts no caller. */
+/**
+ * The viewport of a create request (each side 100–3840, default 1280×720), checked again here:
+ * the worker trusts no caller.
+ */
 export function parseViewport(request: { viewport_width?: number; viewport_height?: number }): {
   width: number;
   height: number;

@@ -14,7 +14,7 @@ import {
 const sd15 = 512 * 512;
 const sdxl = 1024 * 1024;
 
-test("derived by default: 4 × native, so API.md's 1024×1024 fits SD 1.5 and SDXL allows 2048×2048", () => {
+test("derived by default: 4 × native, so the API's default 1024×1024 fits SD 1.5 and SDXL allows 2048×2048", () => {
   const none: PixelBudgets = { models: {} };
   assert.equal(NATIVE_PIXELS_FACTOR, 4);
   assert.equal(pixelBudget('sd15', sd15, none), 1024 * 1024);

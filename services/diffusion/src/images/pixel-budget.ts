@@ -5,7 +5,7 @@ import { SwitchboardError } from '@switchboard/errors';
 
 /**
  * Multiple of a model's native pixel count allowed by default. 4 (twice the native side) is the
- * smallest factor that keeps API.md §4's default request, 1024×1024, working on every common
+ * smallest factor that keeps the API's default request, 1024×1024, working on every common
  * 512-pixel export (SD 1.x, SD 2.x base, SD-Turbo, SDXL-Turbo); on SDXL (native 1024) it allows
  * 2048×2048, which is already the API's largest size, so it refuses nothing extra there.
  */

@@ -2,7 +2,8 @@
 // x_t = √ᾱ_t·x0 + √(1 − ᾱ_t)·ε and no input scaling: DDIM (η = 0) and PNDM (pseudo linear
 // multistep, with or without its four Runge–Kutta warm-up steps). Both step from t to
 // t − ⌊T / steps⌋, the last step to the "final" alpha (1, or ᾱ_0 when set_alpha_to_one is false).
-import { alphasCumprod, integerTimesteps, type SchedulerConfig } from './noise-schedule.js';
+import { alphasCumprod } from '@switchboard/models';
+import { integerTimesteps, type SchedulerConfig } from './noise-schedule.js';
 import type { Scheduler } from './scheduler.js';
 
 export function alphaScheduler(config: SchedulerConfig, steps: number): Scheduler {

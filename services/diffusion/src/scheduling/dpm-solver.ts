@@ -3,7 +3,8 @@
 // λ = log(α/σ) exactly for a x̂0 that is constant (first order) or linear in λ (second order, from
 // the previous step's x̂0). Latents are in the variance-preserving form, so the initial sigma is 1
 // and the UNet input is not scaled; sigmas still come from the training schedule.
-import { roundHalfEven, trainingSigmas, type SchedulerConfig } from './noise-schedule.js';
+import { trainingSigmas } from '@switchboard/models';
+import { roundHalfEven, type SchedulerConfig } from './noise-schedule.js';
 import { interpolate, type Scheduler } from './scheduler.js';
 
 /** DPM-Solver's own spacings: linspace and leading divide the schedule into steps + 1 parts. */

@@ -1,8 +1,8 @@
-// The training noise schedule every diffusers scheduler starts from (scheduler_config.json):
-// betas over num_train_timesteps, the cumulative products of (1 − beta) the step formulas use, and
+// The training noise schedule every diffusers scheduler starts from (scheduler_config.json) and
 // how an inference run spaces its timesteps. Each scheduler class gets diffusers' own defaults for
 // the keys a config leaves out; a class or setting this worker cannot run faithfully is refused at
 // load, with the key and value named.
+import type { TrainingNoiseConfig } from '@switchboard/models';
 
 /** The scheduler classes this worker runs (scheduling/scheduler.ts), as scheduler_config.json names them. */
 export const SCHEDULER_CLASSES = [
@@ -19,15 +19,13 @@ export type BetaSchedule = 'linear' | 'scaled_linear';
 export type TimestepSpacing = 'linspace' | 'leading' | 'trailing';
 export type PredictionType = 'epsilon' | 'v_prediction';
 
-/** The scheduler_config.json fields this worker honours, with the class's diffusers defaults applied. */
-export interface SchedulerConfig {
+/**
+ * The scheduler_config.json fields this worker honours, with the class's diffusers defaults
+ * applied; the training schedule's own (betas, alphas_cumprod, sigmas) come from @switchboard/models.
+ */
+export interface SchedulerConfig extends TrainingNoiseConfig {
   readonly className: SchedulerClass;
-  readonly trainTimesteps: number;
-  readonly betaStart: number;
-  readonly betaEnd: number;
   readonly betaSchedule: BetaSchedule;
-  /** `trained_betas`: explicit betas, which then replace beta_start/end/schedule. */
-  readonly trainedBetas?: readonly number[];
   readonly predictionType: PredictionType;
   readonly timestepSpacing: TimestepSpacing;
   readonly stepsOffset: number;
@@ -78,40 +76,6 @@ const CLASS_DEFAULTS: Record<
     skipPrkSteps: false,
   },
 };
-
-/** betas[t] for t in 0..n−1 (float64; diffusers keeps them in float32, a difference below 1e-7). */
-export function betas(config: SchedulerConfig): Float64Array {
-  if (config.trainedBetas) return Float64Array.from(config.trainedBetas);
-  const n = config.trainTimesteps;
-  const result = new Float64Array(n);
-  for (let t = 0; t < n; t++) {
-    const fraction = n === 1 ? 0 : t / (n - 1);
-    result[t] =
-      config.betaSchedule === 'scaled_linear'
-        ? (Math.sqrt(config.betaStart) +
-            fraction * (Math.sqrt(config.betaEnd) - Math.sqrt(config.betaStart))) **
-          2
-        : config.betaStart + fraction * (config.betaEnd - config.betaStart);
-  }
-  return result;
-}
-
-/** alphas_cumprod[t] = Π_{s ≤ t} (1 − beta_s). */
-export function alphasCumprod(config: SchedulerConfig): Float64Array {
-  const b = betas(config);
-  const result = new Float64Array(b.length);
-  let product = 1;
-  for (let t = 0; t < b.length; t++) {
-    product *= 1 - b[t]!;
-    result[t] = product;
-  }
-  return result;
-}
-
-/** The training sigmas of the Karras/Euler view: σ_t = √((1 − ᾱ_t) / ᾱ_t). */
-export function trainingSigmas(config: SchedulerConfig): Float64Array {
-  return alphasCumprod(config).map((a) => Math.sqrt((1 - a) / a));
-}
 
 /**
  * The training timesteps an inference run of `steps` steps visits, from noisiest to cleanest, as

@@ -2,7 +2,8 @@
 // Euler discrete, Euler ancestral and LMS discrete. They share the inference sigmas (the training
 // sigmas interpolated at the spaced timesteps, then 0), the initial sigma and the input scaling
 // x / √(σ² + 1); they differ in how a step moves from σ_i to σ_{i+1}.
-import { spacedTimesteps, trainingSigmas, type SchedulerConfig } from './noise-schedule.js';
+import { trainingSigmas } from '@switchboard/models';
+import { spacedTimesteps, type SchedulerConfig } from './noise-schedule.js';
 import { interpolate, type NoiseSource, type Scheduler } from './scheduler.js';
 
 /** The clean sample the model's output implies at sigma `sigma` (ε- or v-prediction). */

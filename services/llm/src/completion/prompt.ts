@@ -6,7 +6,7 @@ import type { CompleteRequest__Output } from '@switchboard/contracts';
 import { SwitchboardError } from '@switchboard/errors';
 import type { LanguageModel } from '../generation/model.js';
 
-/** The roles of API.md's chat messages; each goes to the template as written. */
+/** The roles of a chat's messages (`/v1/chat/completions`); each goes to the template as written. */
 export const CHAT_ROLES: ReadonlySet<string> = new Set(['system', 'developer', 'user', 'assistant']);
 
 export interface PromptTokens {

@@ -9,7 +9,7 @@ import type { Tensor } from '@huggingface/transformers';
 import { AutoProcessor, WhisperForConditionalGeneration } from '@huggingface/transformers';
 import { SAMPLE_RATE } from '../audio/pcm.js';
 import type { SpeechModel, WindowRequest } from '../recognition/speech-model.js';
-import { loadTinyWhisper, type TinyWhisper } from './testing.js';
+import { loadTinyWhisper, type TinyWhisper } from './tiny-whisper.test-support.js';
 
 let tiny: TinyWhisper;
 let model: SpeechModel;

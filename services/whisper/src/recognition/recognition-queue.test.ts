@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SAMPLE_RATE } from '../audio/pcm.js';
 import { RecognitionQueue } from './recognition-queue.js';
-import { loadTinyWhisper, type TinyWhisper } from '../adapters/testing.js';
+import { loadTinyWhisper, type TinyWhisper } from '../adapters/tiny-whisper.test-support.js';
 import type { SpeechModel } from './speech-model.js';
 
 let tiny: TinyWhisper;

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { SAMPLE_RATE } from '../audio/pcm.js';
 import { directRecognizer, RecognitionQueue, type WindowRecognizer } from './recognition-queue.js';
 import { recognizeWindows } from './recognize-windows.js';
-import { loadTinyWhisper, type TinyWhisper } from '../adapters/testing.js';
+import { loadTinyWhisper, type TinyWhisper } from '../adapters/tiny-whisper.test-support.js';
 import type { SpeechModel } from './speech-model.js';
 import { streamWindows } from './windows.js';
 

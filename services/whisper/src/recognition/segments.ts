@@ -1,4 +1,4 @@
-// Turns the recogniser's timestamped chunks into the segments API.md §3 promises: in order,
+// Turns the recogniser's timestamped chunks into the segments the API promises: in order,
 // non-overlapping, inside the audio. A model may emit a missing end (the window ran out), a start
 // before the previous end (window overlap) or times past the end (padding); none of that reaches
 // a subtitle file.

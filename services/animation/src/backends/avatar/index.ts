@@ -1,4 +1,4 @@
-// The `avatar` back-end: a talking portrait made by the D-ID Talks API (API.md §5). Configured by
+// The `avatar` back-end: a talking portrait made by the D-ID Talks API. Configured by
 // a base URL and an API key; without either it still answers `describe()` (configured: false, so
 // the gateway refuses avatar jobs with 503 unavailable) and refuses any job that reaches it.
 import type { Logger } from '@switchboard/telemetry';

@@ -1,4 +1,4 @@
-// The clip an avatar job produces, from the vendor's video (API.md §5): the vendor's frame size
+// The clip an avatar job produces, from the vendor's video: the vendor's frame size
 // (made even, as yuv420p H.264 needs), the asked fps or else the vendor's rate or else 25, and
 // the driver's length (the vendor video's) cut at `duration_s` when one was asked for.
 import type { ClipSpec, JobParams } from '../backend.js';

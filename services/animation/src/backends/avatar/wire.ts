@@ -32,7 +32,7 @@ export interface CreateTalkBody {
 }
 
 /**
- * The script for a job: the uploaded audio when there is one (audio wins over text, API.md §5),
+ * The script for a job: the uploaded audio when there is one (audio wins over text),
  * else the text spoken by `voice` (or the default voice); neither → undefined (the caller refuses
  * the job as `invalid_request`).
  */

@@ -1,6 +1,6 @@
 // The portrait back-end end to end on real parts: the tiny LivePortrait-layout model built into a
 // temporary MODEL_DIR, ONNX Runtime on the CPU, real ffmpeg for every fixture and every decode.
-// Exact frame counts and clip specs for both drivers, API.md §5's timing rules, the driving
+// Exact frame counts and clip specs for both drivers, the API's timing rules, the driving
 // sound carried into the MP4, determinism, cancellation between frames, refused inputs.
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';

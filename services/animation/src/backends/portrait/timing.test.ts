@@ -1,4 +1,4 @@
-// API.md §5 timing for portrait: fps from the request, else the driver, else 25; the driver's
+// The timing rules for portrait: fps from the request, else the driver, else 25; the driver's
 // length cut at duration_s; round(fps × length) frames, never none.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// The clip's rate and length from the request and its driver (API.md §5): fps is the request's,
+// The clip's rate and length from the request and its driver: fps is the request's,
 // else the driver's own rate (a driving video's), else 25; the length is the driver's, cut at
 // duration_s when that is given; frames = round(fps × length), at least one.
 

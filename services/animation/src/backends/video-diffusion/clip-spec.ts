@@ -1,4 +1,4 @@
-// The clip a video-diffusion job asks for (API.md §5), checked before any model work: size
+// The clip a video-diffusion job asks for, checked before any model work: size
 // (multiples of 64, default the model's native size), rate and length (defaults 24 fps, 4 s),
 // frame count round(fps × duration), and the seed (a fresh random one when absent).
 import { SeededRandom } from '@switchboard/models';

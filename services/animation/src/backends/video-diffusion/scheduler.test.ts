@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { frameGuidanceScales } from './denoise.js';
 import { parseVideoSchedulerConfig } from './scheduler-config.js';
-import { createVideoScheduler, sigmaToTimestep, trainingSigmas } from './scheduler.js';
+import { trainingSigmas } from '@switchboard/models';
+import { createVideoScheduler, sigmaToTimestep } from './scheduler.js';
 
 const SVD_CONFIG = {
   _class_name: 'EulerDiscreteScheduler',

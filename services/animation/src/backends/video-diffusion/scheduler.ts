@@ -2,6 +2,7 @@
 // (ρ = 7) from sigma_max down to sigma_min, then the final sigma; the UNet's timestep per step;
 // the input scaling 1/√(σ²+1); and the Euler step on the probability-flow ODE. Sigmas are rounded
 // to float32 as diffusers stores them, so timesteps and steps use the same numbers it does.
+import { trainingSigmas } from '@switchboard/models';
 import type { VideoSchedulerConfig } from './scheduler-config.js';
 
 /** Karras et al.'s ρ, fixed in diffusers. */
@@ -18,25 +19,6 @@ export interface VideoScheduler {
   inputScale(index: number): number;
   /** Moves `sample` one step, in place, from the (guided) model output at step `index`; returns it. */
   step(modelOutput: Float32Array, index: number, sample: Float32Array): Float32Array;
-}
-
-/** σ_t = √((1 − ᾱ_t)/ᾱ_t) of the training schedule, t = 0 … num_train_timesteps − 1 (increasing). */
-export function trainingSigmas(config: VideoSchedulerConfig): Float64Array {
-  const n = config.trainTimesteps;
-  const sigmas = new Float64Array(n);
-  let alphaProduct = 1;
-  for (let t = 0; t < n; t++) {
-    const fraction = n === 1 ? 0 : t / (n - 1);
-    const beta =
-      config.betaSchedule === 'scaled_linear'
-        ? (Math.sqrt(config.betaStart) +
-            fraction * (Math.sqrt(config.betaEnd) - Math.sqrt(config.betaStart))) **
-          2
-        : config.betaStart + fraction * (config.betaEnd - config.betaStart);
-    alphaProduct *= 1 - beta;
-    sigmas[t] = Math.sqrt((1 - alphaProduct) / alphaProduct);
-  }
-  return sigmas;
 }
 
 /**
