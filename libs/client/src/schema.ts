@@ -638,7 +638,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This documentation (web page) */
+        /**
+         * This documentation (web page)
+         * @description Rendered from `/openapi.json`.
+         */
         get: operations["docs"];
         put?: never;
         post?: never;
@@ -808,13 +811,13 @@ export interface paths {
         };
         /**
          * List the key's videos (OpenAI shape)
-         * @description Every animation job of the key, newest first (jobs from POST /animate included, `model` naming their back-end). Needs a key of the `professional` tier or higher (`403 tier_required`), as /animate.
+         * @description Every animation job of the key, newest first (jobs from POST /animate included, `model` naming their back-end). Needs a key of the `professional` tier or higher (`403 tier_required`).
          */
         get: operations["openAiListVideos"];
         put?: never;
         /**
          * Create a video (OpenAI shape)
-         * @description Queues an animation job on the `video-diffusion` back-end (as POST /animate) that animates `input_reference`; poll GET /v1/videos/{id}. Without `input_reference` → 400 with `param: input_reference`. Needs a key of the `professional` tier or higher (`403 tier_required`), as /animate.
+         * @description Queues an animation job on the `video-diffusion` back-end (as POST /animate) that animates `input_reference`; poll GET /v1/videos/{id}. Without `input_reference` → 400 with `param: input_reference`. Needs a key of the `professional` tier or higher (`403 tier_required`).
          */
         post: operations["openAiCreateVideo"];
         delete?: never;
@@ -832,14 +835,14 @@ export interface paths {
         };
         /**
          * Get a video (OpenAI shape)
-         * @description Needs a key of the `professional` tier or higher (`403 tier_required`), as /animate.
+         * @description Needs a key of the `professional` tier or higher (`403 tier_required`).
          */
         get: operations["openAiGetVideo"];
         put?: never;
         post?: never;
         /**
          * Cancel a video (OpenAI shape)
-         * @description Cancels the job as DELETE /animate/{job_id} does: a queued job at once, a running one within 2 s; a job that already finished → `409 job_finished` (its files expire with the store's retention). Needs a key of the `professional` tier or higher (`403 tier_required`), as /animate.
+         * @description Cancels the job as DELETE /animate/{job_id} does: a queued job at once, a running one within 2 s; a job that already finished → `409 job_finished` (its files expire with the store's retention). Needs a key of the `professional` tier or higher (`403 tier_required`).
          */
         delete: operations["openAiDeleteVideo"];
         options?: never;
@@ -856,7 +859,7 @@ export interface paths {
         };
         /**
          * Download a video (OpenAI shape)
-         * @description The MP4 of a completed video, served as GET /api/videos/{job_id}.mp4 (one `Range` → 206). A video not completed, or another key's, → 404. Needs a key of the `professional` tier or higher (`403 tier_required`), as /animate.
+         * @description The MP4 of a completed video, served as GET /api/videos/{job_id}.mp4 (one `Range` → 206). A video not completed, or another key's, → 404. Needs a key of the `professional` tier or higher (`403 tier_required`).
          */
         get: operations["openAiGetVideoContent"];
         put?: never;
@@ -1418,10 +1421,10 @@ export interface components {
                 name: string;
                 address: string;
                 /**
-                 * @description `grpc.health.v1` status: SERVING when any replica serves.
+                 * @description `grpc.health.v1` status: SERVING when any replica serves; SERVICE_UNKNOWN when the worker does not know its own service name.
                  * @enum {string}
                  */
-                status: "SERVING" | "NOT_SERVING" | "UNREACHABLE";
+                status: "SERVING" | "NOT_SERVING" | "UNKNOWN" | "SERVICE_UNKNOWN" | "UNREACHABLE";
                 /** @description Every replica the worker's address resolves to now, as this gateway routes over them (docs/scaling.md). Only llm, whisper and diffusion list theirs; browser and animation list none: new sessions go to the worker the session registry names, and animation workers pull their jobs. */
                 replicas: components["schemas"]["WorkerReplica"][];
             }[];
@@ -1665,7 +1668,7 @@ export interface components {
             prompt: string;
             /** @description Default: the cluster's default image model. */
             model?: string | null;
-            /** @description 1 to 4 images, generated in turn; default 1. */
+            /** @description 1 to 4 images, generated together (the worker batches them); default 1. */
             n?: number | null;
             /** @description `WIDTHxHEIGHT`; default `1024x1024`. */
             size?: string | null;
@@ -5734,7 +5737,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The page, rendered from `/openapi.json`. */
+            /** @description The page. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5777,7 +5780,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The script. */
+            /** @description The file. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5820,7 +5823,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The script. */
+            /** @description The file. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -135,7 +135,7 @@ const schema = z
     TIER_POLICIES: env
       .json(tierOverrides, '{}')
       .describe(
-        'JSON overriding any field of any tier, e.g. `{"basic":{"requests_per_minute":120}}`; fields `requests_per_minute`, `browser_sessions`, `upload_limit_bytes`, `animation_jobs`, `model_calls`; `{}` keeps API.md §1\'s limits.',
+        'JSON overriding any field of any tier, e.g. `{"basic":{"requests_per_minute":120}}`; fields `requests_per_minute`, `browser_sessions`, `upload_limit_bytes`, `animation_jobs`, `model_calls`; `{}` keeps the documented tier limits.',
       ),
     JSON_BODY_LIMIT_BYTES: env
       .positiveInt(1 * MB)
@@ -231,7 +231,7 @@ const schema = z
       browser: {
         address: e.BROWSER_ADDR,
         deadlineMs: e.BROWSER_DEADLINE_MS,
-        // Travels with the endpoint to the session router (sessions/session-router.ts).
+        // Travels with the endpoint to the session router (clients/session-router.ts).
         keyCapacityShare: e.BROWSER_KEY_CAPACITY_SHARE,
       },
     },

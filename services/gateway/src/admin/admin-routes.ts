@@ -1,26 +1,23 @@
 import type { Router } from 'express';
-import type { KeyStore } from '@switchboard/keys';
 import { SwitchboardError } from '@switchboard/errors';
-import { exactRouter } from '../http/router.js';
 import { requireAdminToken } from '../auth/admin-token.js';
 import type { AuthFailureGuard } from '../auth/authenticate.js';
-import type { WorkerClients } from '../clients/index.js';
-import type { EventPublisher } from '@switchboard/events';
-import { asset, browserEntry, contentSecurityPolicy, page, publicFile } from '../http/static-files.js';
-import { browserSessionsRouter } from './browser-sessions-routes.js';
-import { adminJobPage, jobsRouter, STATUS_JOBS } from './jobs-routes.js';
-import { keysRouter } from './keys-routes.js';
-
-interface AdminDeps {
-  keys: KeyStore;
-  events: EventPublisher;
-  clients: WorkerClients;
-  guard: AuthFailureGuard;
-  adminToken: string;
-  bodyLimitBytes: number;
-  /** False while NATS does not answer: key administration is then 503 at once, not a hang. */
-  storeReachable: () => boolean;
-}
+import { ClusterStatus, tag } from '../contract/administration.js';
+import type { SessionStatus } from '../contract/browser-sessions.js';
+import { adminErrors, json } from '../contract/responses.js';
+import { route } from '../http/route.js';
+import { exactRouter } from '../http/router.js';
+import {
+  asset,
+  browserEntry,
+  contentSecurityPolicy,
+  page,
+  publicFile,
+  staticFileRoute,
+} from '../http/static-files.js';
+import { adminBrowserSessionRoute } from './browser-sessions-routes.js';
+import { adminJobPage, jobsRoutes, STATUS_JOBS } from './jobs-routes.js';
+import { keysRoutes } from './keys-routes.js';
 
 /**
  * The dashboard runs only its own files (its script and lit-html, both same-origin) and calls only
@@ -34,50 +31,106 @@ const dashboardPolicy = contentSecurityPolicy({
   'img-src': 'data:',
 });
 
-/**
- * /admin: the dashboard (public/admin: a page, its style sheet and script, and lit-html from
- * node_modules) is public — it holds no data and asks for the token; everything under /admin/api
- * needs the admin token, never an API key.
- */
-export function adminRouter(deps: AdminDeps): Router {
-  const router = exactRouter();
-  router.get('/', page(publicFile('admin/index.html'), dashboardPolicy));
-  router.get('/dashboard.css', asset(publicFile('admin/dashboard.css')));
-  router.get('/dashboard.js', asset(publicFile('admin/dashboard.js')));
-  router.get('/lit-html.js', asset(browserEntry('lit-html')));
-  router.use('/api', requireAdminToken(deps.adminToken, deps.guard));
-  router.use('/api/keys', (_req, _res, next) => {
-    if (deps.storeReachable()) next();
-    else
-      next(new SwitchboardError('unavailable', { message: 'The key store is unreachable; retry shortly.' }));
-  });
-  // Jobs live in NATS too (JetStream and KV): the same answer at once instead of a hang.
-  router.use('/api/jobs', (_req, _res, next) => {
-    if (deps.storeReachable()) next();
-    else
-      next(new SwitchboardError('unavailable', { message: 'The job store is unreachable; retry shortly.' }));
-  });
-  router.use('/api', keysRouter(deps.keys, deps.events, deps.bodyLimitBytes));
-  router.use('/api', jobsRouter(deps.clients.animation.board));
-  router.use('/api', browserSessionsRouter(deps.clients.browser));
-  router.get('/api/status', async (_req, res) => {
+export const clusterStatusRoute = route({
+  method: 'get',
+  path: '/admin/api/status',
+  operationId: 'clusterStatus',
+  tag,
+  auth: 'admin',
+  summary: 'Cluster status',
+  description:
+    "Each worker's health, the cluster's browser capacity and sessions by key, live browser sessions and animation jobs (what the dashboard shows).",
+  responses: { 200: { description: 'The status.', content: json(ClusterStatus) } },
+  errors: adminErrors,
+  async handle({ deps }) {
+    const { clients, nats } = deps;
     const [workers, jobs] = await Promise.all([
-      deps.clients.health(),
+      clients.health(),
       // The same rows as GET /admin/api/jobs; null (the dashboard says so) while NATS is away.
-      deps.storeReachable()
-        ? adminJobPage(deps.clients.animation.board, { limit: STATUS_JOBS })
+      nats.reachable
+        ? adminJobPage(clients.animation, { limit: STATUS_JOBS })
             .then((page) => page.data)
             .catch(() => null)
         : null,
     ]);
     // Sessions of every browser worker, and the capacity they share, from the registry this
     // replica watches.
-    res.json({
+    return {
       workers,
-      browser: deps.clients.browser.capacityStatus(),
-      browser_sessions: deps.clients.browser.listSessions(),
+      browser: clients.browser.capacityStatus(),
+      // The registry keeps the status as a string; the workers write only the documented ones.
+      browser_sessions: clients.browser
+        .listSessions()
+        .map((session) => ({ ...session, status: session.status as SessionStatus })),
       animation_jobs: jobs,
-    });
+    };
+  },
+});
+
+/**
+ * The dashboard (public/admin: a page, its style sheet and script, and lit-html from
+ * node_modules) is public: it holds no data and asks for the token.
+ */
+export const adminPageRoutes = [
+  staticFileRoute({
+    path: '/admin',
+    operationId: 'adminDashboard',
+    tag,
+    kind: 'page',
+    summary: 'Admin dashboard (web page)',
+    description:
+      'A page to create, edit, rotate and revoke keys and to see live browser sessions, animation jobs and worker health. The page holds no data: it asks for the admin token and sends it on its own calls.',
+    serves: page(publicFile('admin/index.html'), dashboardPolicy),
+  }),
+  staticFileRoute({
+    path: '/admin/dashboard.css',
+    operationId: 'adminDashboardStyle',
+    tag,
+    kind: 'style',
+    summary: 'The style sheet of the admin dashboard',
+    serves: asset(publicFile('admin/dashboard.css')),
+  }),
+  staticFileRoute({
+    path: '/admin/dashboard.js',
+    operationId: 'adminDashboardScript',
+    tag,
+    kind: 'script',
+    summary: 'The script of the admin dashboard',
+    serves: asset(publicFile('admin/dashboard.js')),
+  }),
+  staticFileRoute({
+    path: '/admin/lit-html.js',
+    operationId: 'adminDashboardLitHtml',
+    tag,
+    kind: 'script',
+    summary: 'lit-html, which the dashboard script renders with',
+    serves: asset(browserEntry('lit-html')),
+  }),
+];
+
+/** Everything under /admin/api, behind the admin token (adminApiGuards), never an API key. */
+export const adminApiRoutes = [...keysRoutes, ...jobsRoutes, adminBrowserSessionRoute, clusterStatusRoute];
+
+/**
+ * /admin/api needs the admin token. Keys and jobs live in NATS: while it does not answer their
+ * calls are 503 at once rather than a hang.
+ */
+export function adminApiGuards(deps: {
+  adminToken: string;
+  guard: AuthFailureGuard;
+  nats: { reachable: boolean };
+}): Router {
+  const router = exactRouter();
+  router.use('/admin/api', requireAdminToken(deps.adminToken, deps.guard));
+  router.use('/admin/api/keys', (_req, _res, next) => {
+    if (deps.nats.reachable) next();
+    else
+      next(new SwitchboardError('unavailable', { message: 'The key store is unreachable; retry shortly.' }));
+  });
+  router.use('/admin/api/jobs', (_req, _res, next) => {
+    if (deps.nats.reachable) next();
+    else
+      next(new SwitchboardError('unavailable', { message: 'The job store is unreachable; retry shortly.' }));
   });
   return router;
 }

@@ -1,48 +1,125 @@
-import type { Router } from 'express';
-import type { KeyStore } from '@switchboard/keys';
-import { exactRouter } from '../http/router.js';
-import { jsonBody } from '../http/json-body.js';
-import { validate } from '../http/validate.js';
-import { CreateKeyRequest, RotateKeyRequest, UpdateKeyRequest } from '../contract/administration.js';
-import type { EventPublisher } from '@switchboard/events';
+import {
+  ApiKey,
+  ApiKeyList,
+  CreatedKey,
+  CreateKeyRequest,
+  KeyPath,
+  keyStoreErrors,
+  RotatedKey,
+  RotateKeyRequest,
+  tag,
+  UpdateKeyRequest,
+} from '../contract/administration.js';
+import { json, jsonBodyErrors } from '../contract/responses.js';
+import { route } from '../http/route.js';
 
-/** The admin API of API.md §7. Secrets appear in exactly two responses: create and rotate. */
-export function keysRouter(keys: KeyStore, events: EventPublisher, bodyLimitBytes: number): Router {
-  const router = exactRouter();
-  const body = jsonBody(bodyLimitBytes);
+export const createKeyRoute = route({
+  method: 'post',
+  path: '/admin/api/keys',
+  operationId: 'createKey',
+  tag,
+  auth: 'admin',
+  summary: 'Create an API key',
+  body: CreateKeyRequest,
+  responses: {
+    201: { description: 'The key, with its secret (`key`) shown only this once.', content: json(CreatedKey) },
+  },
+  errors: [...keyStoreErrors, ...jsonBodyErrors],
+  async handle({ body, deps }) {
+    const { record, key } = await deps.keys.create(body);
+    deps.events.publish('keys.created', { key_id: record.id, tier: record.tier });
+    return { ...deps.keys.publicView(record), key };
+  },
+});
 
-  router.post('/keys', body, async (req, res) => {
-    const input = validate(CreateKeyRequest, req.body);
-    const { record, key } = await keys.create(input);
-    events.publish('keys.created', { key_id: record.id, tier: record.tier });
-    res.status(201).json({ ...keys.publicView(record), key });
-  });
+export const listKeysRoute = route({
+  method: 'get',
+  path: '/admin/api/keys',
+  operationId: 'listKeys',
+  tag,
+  auth: 'admin',
+  summary: 'List API keys',
+  responses: { 200: { description: 'Every key, without secrets.', content: json(ApiKeyList) } },
+  errors: keyStoreErrors,
+  handle: async ({ deps }) => ({ data: await deps.keys.list() }),
+});
 
-  router.get('/keys', async (_req, res) => {
-    res.json({ data: await keys.list() });
-  });
+export const getKeyRoute = route({
+  method: 'get',
+  path: '/admin/api/keys/{id}',
+  operationId: 'getKey',
+  tag,
+  auth: 'admin',
+  summary: 'Get an API key',
+  description: 'Read from the key store itself, so a change made through another gateway shows at once.',
+  params: KeyPath,
+  responses: { 200: { description: 'The key, without its secret.', content: json(ApiKey) } },
+  errors: [...keyStoreErrors, 'not_found'],
+  handle: async ({ req, deps }) => deps.keys.publicView(await deps.keys.get(String(req.params.id))),
+});
 
-  router.get('/keys/:id', async (req, res) => {
-    res.json(keys.publicView(await keys.get(String(req.params.id))));
-  });
+export const updateKeyRoute = route({
+  method: 'patch',
+  path: '/admin/api/keys/{id}',
+  operationId: 'updateKey',
+  tag,
+  auth: 'admin',
+  summary: 'Edit an API key',
+  params: KeyPath,
+  body: UpdateKeyRequest,
+  responses: { 200: { description: 'The key.', content: json(ApiKey) } },
+  errors: [...keyStoreErrors, ...jsonBodyErrors, 'not_found'],
+  handle: async ({ req, body, deps }) =>
+    deps.keys.publicView(await deps.keys.update(String(req.params.id), body)),
+});
 
-  router.patch('/keys/:id', body, async (req, res) => {
-    const patch = validate(UpdateKeyRequest, req.body);
-    res.json(keys.publicView(await keys.update(String(req.params.id), patch)));
-  });
-
-  router.post('/keys/:id/rotate', body, async (req, res) => {
-    const { grace_seconds } = validate(RotateKeyRequest, req.body);
-    const { record, key } = await keys.rotate(String(req.params.id), grace_seconds);
-    events.publish('keys.rotated', { key_id: record.id, grace_seconds });
-    res.json({ id: record.id, key });
-  });
-
-  router.delete('/keys/:id', async (req, res) => {
-    await keys.revoke(String(req.params.id));
-    events.publish('keys.revoked', { key_id: String(req.params.id) });
+export const revokeKeyRoute = route({
+  method: 'delete',
+  path: '/admin/api/keys/{id}',
+  operationId: 'revokeKey',
+  tag,
+  auth: 'admin',
+  summary: 'Revoke an API key',
+  description: 'The key is refused everywhere within 2 s.',
+  params: KeyPath,
+  responses: { 204: { description: 'Revoked.' } },
+  errors: [...keyStoreErrors, 'not_found'],
+  async serve({ req, res, deps }) {
+    await deps.keys.revoke(String(req.params.id));
+    deps.events.publish('keys.revoked', { key_id: String(req.params.id) });
     res.status(204).end();
-  });
+  },
+});
 
-  return router;
-}
+export const rotateKeyRoute = route({
+  method: 'post',
+  path: '/admin/api/keys/{id}/rotate',
+  operationId: 'rotateKey',
+  tag,
+  auth: 'admin',
+  summary: 'Rotate the secret of an API key',
+  description:
+    'The new secret works at once; the old one stops after `grace_seconds`. The key id (and so session ownership) stays. A revoked key cannot be rotated (`400 invalid_request`).',
+  params: KeyPath,
+  body: RotateKeyRequest,
+  // Left out, grace_seconds is 0.
+  bodyOptional: true,
+  responses: { 200: { description: 'The new key, shown only this once.', content: json(RotatedKey) } },
+  errors: [...keyStoreErrors, ...jsonBodyErrors, 'not_found'],
+  async handle({ req, body, deps }) {
+    const { grace_seconds } = body;
+    const { record, key } = await deps.keys.rotate(String(req.params.id), grace_seconds);
+    deps.events.publish('keys.rotated', { key_id: record.id, grace_seconds });
+    return { id: record.id, key };
+  },
+});
+
+/** Key administration. Secrets appear in exactly two responses: create and rotate. */
+export const keysRoutes = [
+  createKeyRoute,
+  listKeysRoute,
+  getKeyRoute,
+  updateKeyRoute,
+  revokeKeyRoute,
+  rotateKeyRoute,
+];

@@ -3,8 +3,10 @@
 // same video), and the hash of the request that Idempotency-Key compares.
 import { createHash, randomInt } from 'node:crypto';
 import { SwitchboardError } from '@switchboard/errors';
-import type { JobInputs, JobParams } from '@switchboard/jobs';
-import type { StoredMedia } from './job-media.js';
+import type { JobInputs, JobParams, JobRecord } from '@switchboard/jobs';
+import type { KeyRecord } from '@switchboard/keys';
+import type { RouteDeps } from '../http/route.js';
+import type { JobMedia, StoredMedia } from './job-media.js';
 import type { AnimateFields } from '../contract/animation.js';
 import type { MediaField } from './request.js';
 
@@ -13,7 +15,7 @@ export type MediaSet = Partial<Record<MediaField, StoredMedia>>;
 const missing = (param: string, message: string) =>
   new SwitchboardError('invalid_request', { message: `${param}: ${message}`, param });
 
-/** What each back-end needs besides the image (API.md §5); a field that does not apply is ignored. */
+/** What each back-end needs besides the image; a field that does not apply is ignored. */
 export function checkDrivers(fields: AnimateFields, media: MediaSet): void {
   if (!media.image) throw missing('image', 'is required');
   if (fields.backend === 'portrait') {
@@ -72,4 +74,43 @@ export function bodyHash(fields: AnimateFields, media: MediaSet): string {
     ),
   };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+}
+
+export interface JobSubmission {
+  fields: AnimateFields;
+  /** The job's media store; its id is the job's. */
+  media: JobMedia;
+  stored: MediaSet;
+  idempotencyKey?: string | undefined;
+}
+
+/**
+ * Puts a job on the board, for POST /animate and POST /v1/videos alike. A back-end a worker said
+ * it cannot run is 503 at once; a repeated request (same Idempotency-Key and body) gets the job
+ * it started, and the media stored for this one are discarded.
+ */
+export async function submitJob(
+  { clients: { animation }, config: { tiers } }: RouteDeps,
+  owner: KeyRecord,
+  job: JobSubmission,
+): Promise<JobRecord> {
+  const { fields, media, stored } = job;
+  if ((await animation.backend(fields.backend))?.configured === false) {
+    throw new SwitchboardError('unavailable', {
+      message: `The ${fields.backend} back-end is not configured on this cluster.`,
+    });
+  }
+  const outcome = await animation.submit({
+    jobId: media.jobId,
+    ownerKeyId: owner.id,
+    backend: fields.backend,
+    ...jobSpec(fields, stored),
+    activeLimit: tiers[owner.tier].animation_jobs,
+    idempotency:
+      job.idempotencyKey === undefined
+        ? undefined
+        : { key: job.idempotencyKey, bodyHash: bodyHash(fields, stored) },
+  });
+  if (outcome.kind === 'duplicate') await media.discard();
+  return outcome.job;
 }

@@ -16,7 +16,7 @@ const key = (ip_allowlist: string[]): KeyRecord => ({
   secrets: [],
 });
 
-test('one verdict, in API.md §1 order: cluster list, staleness, key, key list', () => {
+test('one verdict, in order: cluster list, staleness, key, key list', () => {
   let record: KeyRecord | null = key([]);
   let fresh = true;
   const access = new AccessCheck(

@@ -4,7 +4,7 @@ import type { CidrSet } from '../http/client-ip.js';
 import type { KeyFreshness } from '../ops/nats-liveness.js';
 import { keyAllowsIp } from './ip-allowlists.js';
 
-/** The key a request may act as, or the error (API.md §1) that refuses it. */
+/** The key a request may act as, or the error that refuses it. */
 export type AccessVerdict =
   { key: KeyRecord; error?: undefined } | { key?: undefined; error: SwitchboardError };
 
@@ -14,7 +14,7 @@ export type AccessVerdict =
  * by the live-request sweep (live-requests.ts): so an SSE stream or a DevTools socket is held to
  * exactly what a new request would be, and ends with the code a new request would get.
  *
- * In API.md §1's order: the cluster allowlist; then whether this replica may vouch for any key at
+ * In this order: the cluster allowlist; then whether this replica may vouch for any key at
  * all (past KEYS_MAX_STALENESS_MS without NATS a revocation may have been missed); the key; the
  * key's own allowlist. The key is looked up in the replica's view on every call, so a revocation,
  * rotation or allowlist change counts from the moment the view has it.

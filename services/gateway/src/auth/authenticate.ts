@@ -77,7 +77,7 @@ export interface AuthenticateDeps {
   access: AccessCheck;
 }
 
-/** API key authentication, then the key's own IP allowlist (API.md §1), through AccessCheck. */
+/** API key authentication, then the key's own IP allowlist, through AccessCheck. */
 export function authenticate({ keys, guard, access }: AuthenticateDeps): RequestHandler {
   // Synchronous on success: the hot path costs no promise and no round trip.
   return (req, res: Response, next) => {

@@ -4,7 +4,7 @@ import { CidrSet, clientIp } from '../http/client-ip.js';
 import type { AccessCheck } from './access.js';
 
 /**
- * Works out the client address once (API.md §1) and checks the cluster-wide allowlist, for every
+ * Works out the client address once and checks the cluster-wide allowlist, for every
  * path (the admin API and the docs too), before any key is looked at.
  */
 export function clusterAllowlist(

@@ -2,7 +2,6 @@ import type { RequestHandler } from 'express';
 import { SwitchboardError } from '@switchboard/errors';
 import type { TierPolicies } from '@switchboard/keys';
 import type { ConcurrencyLimiter } from '@switchboard/ratelimit';
-import { modelCallRoutes } from '../contract/registry.js';
 import type { GatewayMetrics } from '../ops/metrics.js';
 
 /**
@@ -23,8 +22,8 @@ export function holdModelCalls(
   tiers: TierPolicies,
   metrics: GatewayMetrics,
 ): RequestHandler {
-  return async (req, res, next) => {
-    const capability = modelCallRoutes.get(`${req.method} ${req.path}`);
+  return async (_req, res, next) => {
+    const capability = res.locals.route?.modelCalls;
     const { key } = res.locals.ctx;
     if (capability === undefined || !key) {
       next();

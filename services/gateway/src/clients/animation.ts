@@ -1,5 +1,13 @@
 import type { ModelInfo__Output } from '@switchboard/contracts';
-import type { JobBoard } from '@switchboard/jobs';
+import type {
+  BackendDescription,
+  JobBoard,
+  JobPage,
+  JobRecord,
+  ListOptions,
+  Submission,
+  SubmitOutcome,
+} from '@switchboard/jobs';
 import type { Capability, ModelLister } from './model-lister.js';
 
 /**
@@ -10,7 +18,32 @@ import type { Capability, ModelLister } from './model-lister.js';
 export class AnimationJobs implements ModelLister {
   readonly capability: Capability = 'animation';
 
-  constructor(readonly board: JobBoard) {}
+  constructor(private readonly board: JobBoard) {}
+
+  submit(submission: Submission): Promise<SubmitOutcome> {
+    return this.board.submit(submission);
+  }
+
+  /** One job of its owner. */
+  get(ownerKeyId: string, jobId: string): Promise<JobRecord> {
+    return this.board.get(ownerKeyId, jobId);
+  }
+
+  /** The jobs of one owner, or of every owner (`null`), newest first. */
+  list(ownerKeyId: string | null, options: ListOptions): Promise<JobPage> {
+    return this.board.list(ownerKeyId, options);
+  }
+
+  /** Cancels a job of its owner, or of any owner (`null`). */
+  cancel(ownerKeyId: string | null, jobId: string): Promise<JobRecord> {
+    return this.board.cancel(ownerKeyId, jobId);
+  }
+
+  /** What the workers last said about a back-end; undefined while none has described it. */
+  async backend(name: string): Promise<BackendDescription | undefined> {
+    const catalogue = await this.board.catalogue();
+    return [...catalogue.values()].find((entry) => entry.backend === name);
+  }
 
   async listModels(): Promise<ModelInfo__Output[]> {
     const catalogue = await this.board.catalogue();
@@ -29,12 +62,5 @@ export class AnimationJobs implements ModelLister {
         native_height: backend.native_height ?? 0,
       })),
     );
-  }
-
-  /** False only when a worker said the back-end cannot run (avatar without vendor settings). */
-  async isConfigured(backend: string): Promise<boolean> {
-    const catalogue = await this.board.catalogue();
-    const entry = [...catalogue.values()].find((b) => b.backend === backend);
-    return entry?.configured ?? true;
   }
 }

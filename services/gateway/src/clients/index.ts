@@ -4,7 +4,7 @@ import type { BrowserFleet } from '@switchboard/browser-registry';
 import type { Logger } from '@switchboard/telemetry';
 import type { JobBoard } from '@switchboard/jobs';
 import { AnimationJobs } from './animation.js';
-import { SessionRouter } from '../sessions/session-router.js';
+import { SessionRouter } from './session-router.js';
 import { DiffusionWorker } from './diffusion.js';
 import { LlmWorker } from './llm.js';
 import { WhisperWorker } from './whisper.js';
@@ -33,7 +33,7 @@ export interface WorkerHealth {
   replicas: ReplicaHealth[];
 }
 
-/** One client per worker, made once at start-up (DESIGN.md), plus their health. */
+/** One client per worker, made once at start-up and shared by every request, plus their health. */
 export interface WorkerClients {
   llm: LlmWorker;
   whisper: WhisperWorker;

@@ -7,6 +7,7 @@ import { SwitchboardError, fromGrpcError } from '@switchboard/errors';
  */
 export class StreamSender<Req, Res> {
   private failure: SwitchboardError | undefined;
+  private cancelled = false;
   readonly response: Promise<Res>;
 
   constructor(
@@ -23,6 +24,9 @@ export class StreamSender<Req, Res> {
 
   async send(message: Req): Promise<void> {
     if (this.failure) throw this.failure;
+    // Nothing more goes out once cancelled: grpc-js would still start a call that had not
+    // reached the worker yet, and the worker would wait for the rest of an upload for ever.
+    if (this.cancelled) return;
     if (this.call.write(message)) return;
     await new Promise<void>((resolve, reject) => {
       const done = () => {
@@ -41,6 +45,7 @@ export class StreamSender<Req, Res> {
   }
 
   cancel(): void {
+    this.cancelled = true;
     this.call.cancel();
   }
 }

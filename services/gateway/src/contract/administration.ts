@@ -11,10 +11,9 @@ import {
   UNSAFE_DISPLAY_TEXT_MESSAGE,
 } from '@switchboard/keys';
 import { z } from 'zod';
-import { JobListQuery, jobFields } from './animation.js';
-import { BrowserSessionStatus, SessionClosed } from './browser-sessions.js';
-import { declareRoute } from './registry.js';
-import { adminErrors, json, jsonBodyErrors, staticFileRefusals, workerErrors } from './responses.js';
+import { jobFields } from './animation.js';
+import { BrowserSessionStatus } from './browser-sessions.js';
+import { adminErrors } from './responses.js';
 
 const MB = 1_000_000;
 const perTier = (read: (policy: (typeof defaultTierPolicies)[(typeof tiers)[number]]) => string) =>
@@ -90,7 +89,7 @@ const keyFields = {
   created_at: z.iso.datetime(),
 };
 
-const ApiKey = z
+export const ApiKey = z
   .object({
     ...keyFields,
     prefix: z.string().meta({ description: 'The start of the key (`sb_<key id>_`), to recognise it.' }),
@@ -99,9 +98,9 @@ const ApiKey = z
   })
   .meta({ id: 'ApiKey' });
 
-const ApiKeyList = z.object({ data: z.array(ApiKey) }).meta({ id: 'ApiKeyList' });
+export const ApiKeyList = z.object({ data: z.array(ApiKey) }).meta({ id: 'ApiKeyList' });
 
-const CreatedKey = z
+export const CreatedKey = z
   .object({
     ...keyFields,
     key: z.string().meta({
@@ -111,18 +110,18 @@ const CreatedKey = z
   })
   .meta({ id: 'CreatedKey' });
 
-const RotatedKey = z
+export const RotatedKey = z
   .object({
     id: z.string(),
     key: z.string().meta({ description: 'The new API key, shown only here; it works at once.' }),
   })
   .meta({ id: 'RotatedKey' });
 
-const AdminJob = z
+export const AdminJob = z
   .object({ ...jobFields, key_id: z.string().meta({ description: 'The id of the key that submitted it.' }) })
   .meta({ id: 'AdminJob', description: 'A job as its owner sees it, plus whose it is.' });
 
-const AdminJobList = z
+export const AdminJobList = z
   .object({
     data: z.array(AdminJob).meta({ description: 'Newest first.' }),
     has_more: z.boolean().meta({ description: 'Whether another page follows (ask with `after`).' }),
@@ -147,15 +146,16 @@ const WorkerReplica = z
   })
   .meta({ id: 'WorkerReplica' });
 
-const ClusterStatus = z
+export const ClusterStatus = z
   .object({
     workers: z.array(
       z.object({
         name: z.string(),
         address: z.string(),
-        status: z
-          .enum(['SERVING', 'NOT_SERVING', 'UNREACHABLE'])
-          .meta({ description: '`grpc.health.v1` status: SERVING when any replica serves.' }),
+        status: z.enum(['SERVING', 'NOT_SERVING', 'UNKNOWN', 'SERVICE_UNKNOWN', 'UNREACHABLE']).meta({
+          description:
+            '`grpc.health.v1` status: SERVING when any replica serves; SERVICE_UNKNOWN when the worker does not know its own service name.',
+        }),
         replicas: z.array(WorkerReplica).meta({
           description:
             "Every replica the worker's address resolves to now, as this gateway routes over them (docs/scaling.md). Only llm, whisper and diffusion list theirs; browser and animation list none: new sessions go to the worker the session registry names, and animation workers pull their jobs.",
@@ -203,202 +203,9 @@ const ClusterStatus = z
   })
   .meta({ id: 'ClusterStatus' });
 
-const tag = 'Administration';
-const KeyPath = z.object({
+export const tag = 'Administration';
+export const KeyPath = z.object({
   id: z.string().meta({ description: 'The API key id (the `<key id>` part of `sb_<key id>_<secret>`).' }),
 });
 /** Keys live in NATS: while it is away every key call is `503 unavailable` at once (admin/admin-routes.ts). */
-const keyStoreErrors = [...adminErrors, 'unavailable'] as const;
-
-declareRoute({
-  method: 'post',
-  path: '/admin/api/keys',
-  operationId: 'createKey',
-  tag,
-  auth: 'admin',
-  summary: 'Create an API key',
-  body: CreateKeyRequest,
-  responses: {
-    201: { description: 'The key, with its secret (`key`) shown only this once.', content: json(CreatedKey) },
-  },
-  errors: [...keyStoreErrors, ...jsonBodyErrors],
-});
-
-declareRoute({
-  method: 'get',
-  path: '/admin/api/keys',
-  operationId: 'listKeys',
-  tag,
-  auth: 'admin',
-  summary: 'List API keys',
-  responses: { 200: { description: 'Every key, without secrets.', content: json(ApiKeyList) } },
-  errors: keyStoreErrors,
-});
-
-declareRoute({
-  method: 'get',
-  path: '/admin/api/keys/{id}',
-  operationId: 'getKey',
-  tag,
-  auth: 'admin',
-  summary: 'Get an API key',
-  description: 'Read from the key store itself, so a change made through another gateway shows at once.',
-  params: KeyPath,
-  responses: { 200: { description: 'The key, without its secret.', content: json(ApiKey) } },
-  errors: [...keyStoreErrors, 'not_found'],
-});
-
-declareRoute({
-  method: 'patch',
-  path: '/admin/api/keys/{id}',
-  operationId: 'updateKey',
-  tag,
-  auth: 'admin',
-  summary: 'Edit an API key',
-  params: KeyPath,
-  body: UpdateKeyRequest,
-  responses: { 200: { description: 'The key.', content: json(ApiKey) } },
-  errors: [...keyStoreErrors, ...jsonBodyErrors, 'not_found'],
-});
-
-declareRoute({
-  method: 'delete',
-  path: '/admin/api/keys/{id}',
-  operationId: 'revokeKey',
-  tag,
-  auth: 'admin',
-  summary: 'Revoke an API key',
-  description: 'The key is refused everywhere within 2 s.',
-  params: KeyPath,
-  responses: { 204: { description: 'Revoked.' } },
-  errors: [...keyStoreErrors, 'not_found'],
-});
-
-// The body of rotate may be left out (grace_seconds defaults to 0).
-const optionalRotateBody = { required: false, content: json(RotateKeyRequest) };
-
-declareRoute({
-  method: 'post',
-  path: '/admin/api/keys/{id}/rotate',
-  operationId: 'rotateKey',
-  tag,
-  auth: 'admin',
-  summary: 'Rotate the secret of an API key',
-  description:
-    'The new secret works at once; the old one stops after `grace_seconds`. The key id (and so session ownership) stays. A revoked key cannot be rotated (`400 invalid_request`).',
-  params: KeyPath,
-  body: optionalRotateBody,
-  responses: { 200: { description: 'The new key, shown only this once.', content: json(RotatedKey) } },
-  errors: [...keyStoreErrors, ...jsonBodyErrors, 'not_found'],
-});
-
-declareRoute({
-  method: 'get',
-  path: '/admin/api/jobs',
-  operationId: 'listAllJobs',
-  tag,
-  auth: 'admin',
-  summary: 'List the animation jobs of every key',
-  description: 'Newest first, a page at a time: pass the last `job_id` of a page as `after` for the next.',
-  query: JobListQuery,
-  responses: { 200: { description: 'A page of jobs.', content: json(AdminJobList) } },
-  errors: [...adminErrors, 'invalid_request', 'unavailable'],
-});
-
-declareRoute({
-  method: 'delete',
-  path: '/admin/api/jobs/{job_id}',
-  operationId: 'cancelAnyJob',
-  tag,
-  auth: 'admin',
-  summary: "Cancel any key's animation job",
-  description:
-    "As the owner's cancel: a queued job at once, a running one within 2 s; `animate.job.canceled` is published. A job that already finished → `409 job_finished`.",
-  params: z.object({ job_id: z.string().regex(/^job-/).meta({ description: 'The job id, of any key.' }) }),
-  responses: { 200: { description: 'The job, canceled.', content: json(AdminJob) } },
-  errors: [...adminErrors, 'job_not_found', 'job_finished', 'unavailable'],
-});
-
-declareRoute({
-  method: 'delete',
-  path: '/admin/api/browser/sessions/{id}',
-  operationId: 'closeAnyBrowserSession',
-  tag,
-  auth: 'admin',
-  summary: "Close any key's browser session",
-  description:
-    "As the owner's close: the same worker call, the same `browser.session.closed` event, and closing a closed session again is also `200`.",
-  params: z.object({
-    id: z.uuid().meta({ description: 'The browser session id (UUID v4), of any key.' }),
-  }),
-  responses: {
-    200: { description: 'The session is closed; its browser process is gone.', content: json(SessionClosed) },
-  },
-  errors: [...adminErrors, 'session_not_found', ...workerErrors],
-});
-
-declareRoute({
-  method: 'get',
-  path: '/admin/api/status',
-  operationId: 'clusterStatus',
-  tag,
-  auth: 'admin',
-  summary: 'Cluster status',
-  description:
-    "Each worker's health, the cluster's browser capacity and sessions by key, live browser sessions and animation jobs (what the dashboard shows).",
-  responses: { 200: { description: 'The status.', content: json(ClusterStatus) } },
-  errors: adminErrors,
-});
-
-declareRoute({
-  method: 'get',
-  path: '/admin',
-  operationId: 'adminDashboard',
-  tag,
-  auth: 'public',
-  summary: 'Admin dashboard (web page)',
-  description:
-    'A page to create, edit, rotate and revoke keys and to see live browser sessions, animation jobs and worker health. The page holds no data: it asks for the admin token and sends it on its own calls.',
-  responses: {
-    200: { description: 'The page.', content: { 'text/html; charset=utf-8': { schema: z.string() } } },
-    ...staticFileRefusals(),
-  },
-  errors: [],
-});
-
-/** The files the dashboard page loads, public like the page (they hold no data). */
-const dashboardFiles = [
-  {
-    file: 'dashboard.css',
-    type: 'text/css',
-    operationId: 'adminDashboardStyle',
-    summary: 'The style sheet of the admin dashboard',
-  },
-  {
-    file: 'dashboard.js',
-    type: 'text/javascript',
-    operationId: 'adminDashboardScript',
-    summary: 'The script of the admin dashboard',
-  },
-  {
-    file: 'lit-html.js',
-    type: 'text/javascript',
-    operationId: 'adminDashboardLitHtml',
-    summary: 'lit-html, which the dashboard script renders with',
-  },
-];
-for (const { file, type, operationId, summary } of dashboardFiles) {
-  declareRoute({
-    method: 'get',
-    path: `/admin/${file}`,
-    operationId,
-    tag,
-    auth: 'public',
-    summary,
-    responses: {
-      200: { description: 'The file.', content: { [type]: { schema: z.string() } } },
-      ...staticFileRefusals(),
-    },
-    errors: [],
-  });
-}
+export const keyStoreErrors = [...adminErrors, 'unavailable'] as const;

@@ -4,11 +4,9 @@
  * the owner's and the admin's lists share.
  */
 import { backendNames, isJobId, jobStatuses } from '@switchboard/jobs';
-import type { ErrorCode } from '@switchboard/errors';
 import { requestLimits } from '@switchboard/contracts';
 import { z } from 'zod';
-import { declareRoute } from './registry.js';
-import { headerRef, json, jsonBodyErrors, keyErrors, multipleOf, rangeNotSatisfiable } from './responses.js';
+import { multipleOf } from './responses.js';
 
 const backend = z.enum(backendNames).meta({
   description:
@@ -115,7 +113,7 @@ const mediaAsFile = (what: string) =>
     description: `${what} A file part (its bytes decide its type, not its name), or a text part with a URL as in JSON.`,
   });
 
-const AnimateForm = AnimateFormFields.extend({
+export const AnimateForm = AnimateFormFields.extend({
   image: mediaAsFile('The image (PNG, JPEG or WebP).'),
   driving_video: mediaAsFile('`portrait`: the face video (MP4, MOV, WebM, Ogg, AVI).').optional(),
   audio: mediaAsFile('`portrait` or `avatar`: the speech (WAV, MP3, FLAC, Ogg, M4A, WebM).').optional(),
@@ -124,7 +122,7 @@ const AnimateForm = AnimateFormFields.extend({
   description: `The same fields as the JSON body, as text parts, and the media as file parts, streamed to storage as they arrive; the tier's upload limit applies to their sum. ${drivers}`,
 });
 
-const jobId = z.string().regex(/^job-/);
+export const jobId = z.string().regex(/^job-/);
 export const JobStatus = z.enum(jobStatuses).meta({ id: 'JobStatus' });
 
 /** `status`, `limit`, `after`: the owner's list and the admin's take the same. */
@@ -137,7 +135,7 @@ export const JobListQuery = z.object({
   }),
 });
 
-const AnimateAccepted = z
+export const AnimateAccepted = z
   .object({
     job_id: jobId,
     status: JobStatus.meta({
@@ -188,8 +186,10 @@ const JobError = z
     message: z.string(),
   })
   .meta({ id: 'JobError' });
+/** The codes a failed job's record carries (written by the animation workers). */
+export type JobErrorCode = z.infer<typeof JobError>['code'];
 
-/** A job as its owner sees it (routes/job-view.ts builds it); the admin's view adds `key_id`. */
+/** A job as its owner sees it (animation/job-view.ts builds it); the admin's view adds `key_id`. */
 export const jobFields = {
   job_id: jobId,
   backend: z.enum(backendNames),
@@ -205,140 +205,15 @@ export const jobFields = {
   result: z.union([JobResult, z.null()]).meta({ description: 'Set once the job `succeeded`.' }),
   error: z.union([JobError, z.null()]).meta({ description: 'Set once the job `failed`.' }),
 };
-const Job = z.object(jobFields).meta({ id: 'Job' });
+export const Job = z.object(jobFields).meta({ id: 'Job' });
 
-const JobList = z
+export const JobList = z
   .object({
     data: z.array(Job).meta({ description: 'Newest first.' }),
     has_more: z.boolean().meta({ description: 'Whether another page follows (ask with `after`).' }),
   })
   .meta({ id: 'JobList' });
 
-const tierNote = 'Needs a key of the `professional` tier or higher (`403 tier_required`).';
-const animateErrors: readonly ErrorCode[] = [...keyErrors, 'tier_required'];
-const JobPath = z.object({
+export const JobPath = z.object({
   job_id: jobId.meta({ description: 'The animation job id. Jobs of other keys are `404 job_not_found`.' }),
 });
-
-declareRoute({
-  method: 'post',
-  path: '/animate',
-  operationId: 'createAnimation',
-  tag: 'Animation',
-  auth: 'apiKey',
-  summary: 'Start an animation job',
-  description: `Queues a job that turns an image into a video; poll \`Location\` for its progress. Jobs are accepted even while no animation worker runs (one that starts later takes them). Too many queued and running jobs for the key's tier → \`429 job_limit\`. An \`avatar\` job while the avatar service is not configured → \`503 unavailable\`. ${tierNote}`,
-  headers: z.object({
-    'Idempotency-Key': z.string().max(255).optional().meta({
-      description:
-        'The same key and the same body within 24 h return the same job, also while the first request is still in flight; the same key with another body → `422 idempotency_key_reused`.',
-    }),
-  }),
-  body: {
-    content: {
-      'application/json': { schema: AnimateRequest },
-      'multipart/form-data': {
-        schema: AnimateForm,
-        encoding: {
-          image: { contentType: 'image/png, image/jpeg, image/webp, text/plain' },
-          driving_video: { contentType: 'video/*, text/plain' },
-          audio: { contentType: 'audio/*, video/webm, text/plain' },
-        },
-      },
-    },
-  },
-  responses: {
-    202: {
-      description: 'The job was queued (or, repeated, the job it started).',
-      headers: { Location: headerRef('Location', 'The job: `/animate/<job_id>`.') },
-      content: json(AnimateAccepted),
-    },
-  },
-  errors: [
-    ...animateErrors,
-    ...jsonBodyErrors,
-    'not_found',
-    'idempotency_key_reused',
-    'job_limit',
-    'unavailable',
-  ],
-});
-
-declareRoute({
-  method: 'get',
-  path: '/animate',
-  operationId: 'listAnimations',
-  tag: 'Animation',
-  auth: 'apiKey',
-  summary: "List the key's animation jobs",
-  description: `Newest first, a page at a time: pass the last \`job_id\` of a page as \`after\` for the next. ${tierNote}`,
-  query: JobListQuery,
-  responses: { 200: { description: 'A page of jobs.', content: json(JobList) } },
-  errors: [...animateErrors, 'invalid_request', 'unavailable'],
-});
-
-declareRoute({
-  method: 'get',
-  path: '/animate/{job_id}',
-  operationId: 'getAnimation',
-  tag: 'Animation',
-  auth: 'apiKey',
-  summary: 'Get an animation job',
-  description: tierNote,
-  params: JobPath,
-  responses: { 200: { description: 'The job.', content: json(Job) } },
-  errors: [...animateErrors, 'job_not_found', 'unavailable'],
-});
-
-declareRoute({
-  method: 'delete',
-  path: '/animate/{job_id}',
-  operationId: 'cancelAnimation',
-  tag: 'Animation',
-  auth: 'apiKey',
-  summary: 'Cancel an animation job',
-  description: `A queued job is canceled at once, a running one stops within 2 s; a job that already finished → \`409 job_finished\`. ${tierNote}`,
-  params: JobPath,
-  responses: { 200: { description: 'The job, canceled.', content: json(Job) } },
-  errors: [...animateErrors, 'job_not_found', 'job_finished', 'unavailable'],
-});
-
-/** The MP4 and its poster: another key's file is answered exactly as a missing one. */
-function declareVideoFile(kind: 'mp4' | 'jpg'): void {
-  const mp4 = kind === 'mp4';
-  const type = mp4 ? 'video/mp4' : 'image/jpeg';
-  const content = { [type]: { schema: z.string().meta({ contentMediaType: type }) } };
-  const acceptRanges = { 'Accept-Ranges': headerRef('Accept-Ranges') };
-  declareRoute({
-    method: 'get',
-    path: `/api/videos/{job_id}.${kind}`,
-    operationId: mp4 ? 'getAnimationVideo' : 'getAnimationPoster',
-    tag: 'Animation',
-    auth: 'apiKey',
-    summary: mp4 ? 'Download the video of a job' : 'Download the poster frame of a job',
-    description: `${
-      mp4
-        ? 'The H.264 MP4 of a job that succeeded, to the key that created it.'
-        : 'A JPEG still of the video of a job that succeeded, to the key that created it.'
-    } Any other key gets 404, exactly as for a missing file. One byte range (\`Range: bytes=a-b\`, \`bytes=a-\` or \`bytes=-n\`) is answered with 206 and only those bytes, so players can seek; a header listing several ranges, or one that is not a valid byte range, gets the whole file (200); a range starting past the end gets 416. \`If-Range\` always gets the whole file (no validators are sent).`,
-    params: z.object({ job_id: jobId.meta({ description: 'The job id (`job-…`).' }) }),
-    headers: z.object({
-      Range: z
-        .string()
-        .optional()
-        .meta({ description: 'One byte range, e.g. `bytes=0-1048575`, `bytes=1048576-` or `bytes=-4096`.' }),
-    }),
-    responses: {
-      200: { description: mp4 ? 'The MP4.' : 'The JPEG.', content, headers: acceptRanges },
-      206: {
-        description: 'The asked bytes.',
-        content,
-        headers: { ...acceptRanges, 'Content-Range': headerRef('Content-Range') },
-      },
-      416: rangeNotSatisfiable(),
-    },
-    errors: [...keyErrors, 'not_found', 'unavailable'],
-  });
-}
-declareVideoFile('mp4');
-declareVideoFile('jpg');

@@ -1,20 +1,75 @@
 /**
- * The OpenAPI 3.1 document served at /openapi.json, generated from the route declarations of
- * this folder. Importing this module registers every route (each area's file declares its own).
+ * The OpenAPI 3.1 document served at /openapi.json, generated from the route declarations the
+ * gateway serves (route-catalogue.ts).
  */
-import { OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { deepFreeze } from '@switchboard/config';
-// Each area's file declares its routes when imported; the order is the document's.
-import { streamEventSchemas } from './language-model.js';
-import './transcription.js';
-import './images.js';
-import './animation.js';
-import './browser-sessions.js';
+import type { ErrorCode } from '@switchboard/errors';
+import { isZodType, type Route } from '../http/route.js';
+import { allRoutes } from '../route-catalogue.js';
 import { tierSummary } from './administration.js';
-import './operations.js';
+import { streamEventSchemas } from './language-model.js';
 import { openAiStreamSchemas } from './openai.js';
-import { registry } from './registry.js';
-import { headers, securitySchemes } from './responses.js';
+import { errorResponses, headers, responseHeaders, securitySchemes } from './responses.js';
+
+const registry = new OpenAPIRegistry();
+
+/** A route declaration as an OpenAPI operation; the gates' refusals are added from its policy. */
+function registerRoute(route: Route): void {
+  const errors: readonly ErrorCode[] = [
+    ...route.errors,
+    ...(route.tier === undefined ? [] : (['tier_required'] as const)),
+    ...(route.modelCalls === undefined ? [] : (['concurrency_limit'] as const)),
+  ];
+  const tierNote =
+    route.tier && `Needs a key of the \`${route.tier}\` tier or higher (\`403 tier_required\`).`;
+  const description = [route.description, tierNote].filter(Boolean).join(' ') || undefined;
+  const body =
+    route.body === undefined
+      ? undefined
+      : isZodType(route.body)
+        ? { required: !route.bodyOptional, content: { 'application/json': { schema: route.body } } }
+        : { required: route.body.required ?? true, ...route.body };
+  const successes = Object.fromEntries(
+    Object.entries(route.responses).map(([status, { gatewayHeaders, ...response }]) => [
+      status,
+      gatewayHeaders === false
+        ? response
+        : { ...response, headers: { ...responseHeaders(route.auth, true), ...response.headers } },
+    ]),
+  );
+  registry.registerPath({
+    method: route.method,
+    path: route.path,
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(description === undefined ? {} : { description }),
+    tags: [route.tag],
+    security: route.auth === 'public' ? [] : route.auth === 'admin' ? [{ adminToken: [] }] : [{ apiKey: [] }],
+    request: {
+      ...(route.params ? { params: route.params } : {}),
+      ...(route.query ? { query: route.query } : {}),
+      ...(route.headers ? { headers: route.headers } : {}),
+      ...(body ? { body } : {}),
+    },
+    // Our header objects are plain OpenAPI; the library's type only names its own HeadersObject.
+    responses: {
+      ...successes,
+      ...errorResponses(route.auth, errors, route.errorDialect),
+    } as RouteConfig['responses'],
+  });
+}
+
+for (const route of allRoutes) registerRoute(route);
+
+/** The routes that need more than the basic tier, by tier, as the gate reads them. */
+const gated = new Map<string, Set<string>>();
+for (const { tier, path } of allRoutes) {
+  if (tier !== undefined) gated.set(tier, (gated.get(tier) ?? new Set()).add(path.replace(/\/\{.*$/, '')));
+}
+const tierRules = [...gated]
+  .map(([tier, paths]) => `${[...paths].join(' and ')} need ${tier} or higher (403 tier_required).`)
+  .join(' ');
 
 for (const [name, scheme] of Object.entries(securitySchemes))
   registry.registerComponent('securitySchemes', name, scheme);
@@ -35,7 +90,7 @@ Authentication: every call needs \`Authorization: Bearer <api_key>\`, except /he
 
 IP allowlists: the cluster list (IP_ALLOWLIST) is checked before the key, then the key's own list; both are CIDR lists, empty = everyone. A refused address gets 403 ip_not_allowed.
 
-Tiers: ${tierSummary} /animate needs professional or higher (403 tier_required).
+Tiers: ${tierSummary} ${tierRules}
 
 Rate limits: per key, shared by every gateway replica. Every authenticated response carries RateLimit-Policy and RateLimit; over the limit → 429 rate_limited with Retry-After. 401/403 responses do not spend the key's quota; failed authentication is limited per client IP.
 
@@ -43,7 +98,7 @@ Request ids: every response has X-Request-Id (a well-formed incoming one is echo
 
 Errors: every error body is {"error": {"code", "message", "request_id", "param"?}} with a stable code (schema ErrorCode). Unknown JSON fields are ignored; a known field of the wrong type or out of range is a 400 naming it in param. Bodies over the route's limit → 413; a JSON route sent another content type → 415.`;
 
-const generated: unknown = new OpenApiGeneratorV31([
+const generated = new OpenApiGeneratorV31([
   ...registry.definitions,
   ...documentedSchemas.map((schema) => ({ type: 'schema' as const, schema })),
 ]).generateDocument({
@@ -77,28 +132,9 @@ const generated: unknown = new OpenApiGeneratorV31([
   ],
 });
 
-/** The parts of the document the gateway and its tests read; the rest is plain OpenAPI 3.1. */
-export interface OpenApiDocument {
-  readonly openapi: string;
-  readonly info: { readonly title: string; readonly version: string; readonly description?: string };
-  readonly paths: Readonly<Record<string, Readonly<Record<string, OpenApiOperation>>>>;
-  readonly components: {
-    readonly schemas: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
-    readonly [section: string]: unknown;
-  };
-  readonly [field: string]: unknown;
-}
-
-export interface OpenApiOperation {
-  readonly operationId: string;
-  readonly summary: string;
-  readonly tags: readonly string[];
-  readonly security: readonly Readonly<Record<string, readonly string[]>>[];
-  readonly responses: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
-  readonly [field: string]: unknown;
-}
-
 /** Plain JSON (no zod objects or undefined values left), frozen: served as is and read by tests. */
 export const openApiDocument: OpenApiDocument = deepFreeze(
   JSON.parse(JSON.stringify(generated)) as OpenApiDocument,
 );
+
+export type OpenApiDocument = ReturnType<OpenApiGeneratorV31['generateDocument']>;

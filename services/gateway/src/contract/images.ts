@@ -1,8 +1,7 @@
 /** POST /generate-image and the download of what it made. */
 import { requestLimits } from '@switchboard/contracts';
 import { z } from 'zod';
-import { declareRoute } from './registry.js';
-import { json, jsonBodyErrors, keyErrors, multipleOf, workerErrors } from './responses.js';
+import { multipleOf } from './responses.js';
 
 const limits = requestLimits.image;
 const side = multipleOf(
@@ -33,7 +32,7 @@ export const GenerateImageRequest = z
   })
   .meta({ id: 'GenerateImageRequest' });
 
-const ImageResult = z
+export const ImageResult = z
   .object({
     id: z.string().regex(/^img-/),
     url: z.string().meta({ description: '`/api/images/<id>.png`, readable by the same key only.' }),
@@ -45,39 +44,3 @@ const ImageResult = z
     created: z.number().int().meta({ description: 'Unix time, seconds.' }),
   })
   .meta({ id: 'ImageResult' });
-
-declareRoute({
-  method: 'post',
-  path: '/generate-image',
-  modelCalls: 'diffusion',
-  operationId: 'generateImage',
-  tag: 'Images',
-  auth: 'apiKey',
-  summary: 'Generate an image',
-  body: GenerateImageRequest,
-  responses: {
-    200: {
-      description: 'The generated image, stored in the shared object store.',
-      content: json(ImageResult),
-    },
-  },
-  errors: [...keyErrors, ...jsonBodyErrors, 'model_loading', ...workerErrors],
-});
-
-declareRoute({
-  method: 'get',
-  path: '/api/images/{id}.png',
-  operationId: 'getImage',
-  tag: 'Images',
-  auth: 'apiKey',
-  summary: 'Download a generated image',
-  description: 'The PNG, exactly `width`×`height`, to the key that generated it; any other key gets 404.',
-  params: z.object({ id: z.string().regex(/^img-/).meta({ description: 'The image id (`img-…`).' }) }),
-  responses: {
-    200: {
-      description: 'The PNG.',
-      content: { 'image/png': { schema: z.string().meta({ contentMediaType: 'image/png' }) } },
-    },
-  },
-  errors: [...keyErrors, 'not_found', ...workerErrors],
-});

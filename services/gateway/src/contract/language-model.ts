@@ -1,8 +1,6 @@
 /** POST /query and GET /models: the request the handlers validate and what they answer. */
 import { requestLimits } from '@switchboard/contracts';
 import { z } from 'zod';
-import { declareRoute } from './registry.js';
-import { json, jsonBodyErrors, keyErrors, workerErrors } from './responses.js';
 
 const limits = requestLimits.completion;
 
@@ -59,7 +57,7 @@ const Usage = z
 const FinishReason = z.enum(['stop', 'length']).meta({ id: 'FinishReason' });
 const completionId = z.string().regex(/^cmpl-/);
 
-const QueryResponse = z
+export const QueryResponse = z
   .object({
     id: completionId,
     object: z.literal('text_completion'),
@@ -82,49 +80,15 @@ const QueryStreamEnd = z
   .object({ id: completionId, model: z.string(), finish_reason: FinishReason, usage: Usage })
   .meta({ id: 'QueryStreamEnd', description: 'The last event before `data: [DONE]`.' });
 
-const sseDescription =
+export const sseDescription =
   'With `stream: true`: server-sent events, each `data: <JSON>` followed by a blank line. One `QueryStreamDelta` per generated piece, ' +
   'then one `QueryStreamEnd`, then `data: [DONE]`. An error after the stream started is sent as `data: <Error>` followed by ' +
   '`data: [DONE]`. A client that disconnects cancels the generation.';
 
-declareRoute({
-  method: 'post',
-  path: '/query',
-  modelCalls: 'llm',
-  operationId: 'query',
-  tag: 'Language model',
-  auth: 'apiKey',
-  summary: 'Complete a prompt',
-  description: 'Runs a language model on the prompt, as one JSON response or streamed as server-sent events.',
-  body: QueryRequest,
-  responses: {
-    200: {
-      description: 'The completion (JSON), or its event stream when `stream` is true.',
-      content: {
-        'application/json': { schema: QueryResponse },
-        'text/event-stream': {
-          schema: z.string().meta({
-            description: sseDescription,
-            // Each event's data is one of these; documented here so a reader can find them.
-            'x-event-data': {
-              oneOf: ['QueryStreamDelta', 'QueryStreamEnd', 'Error'].map((id) => ({
-                $ref: `#/components/schemas/${id}`,
-              })),
-            },
-          }),
-          example:
-            'data: {"id":"cmpl-1","model":"m","index":0,"delta":"Hello"}\n\ndata: {"id":"cmpl-1","model":"m","finish_reason":"stop","usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}\n\ndata: [DONE]\n\n',
-        },
-      },
-    },
-  },
-  errors: [...keyErrors, ...jsonBodyErrors, 'unknown_model', 'model_loading', ...workerErrors],
-});
-
 /** Registered so the event shapes appear in the document, though no operation returns them as JSON. */
 export const streamEventSchemas = [QueryStreamDelta, QueryStreamEnd] as const;
 
-const Model = z
+export const Model = z
   .object({
     id: z.string(),
     capability: z.enum(['llm', 'whisper', 'diffusion', 'animation']),
@@ -158,21 +122,3 @@ const Model = z
     native_height: z.number().int().optional(),
   })
   .meta({ id: 'Model' });
-
-declareRoute({
-  method: 'get',
-  path: '/models',
-  operationId: 'listModels',
-  tag: 'Language model',
-  auth: 'apiKey',
-  summary: 'List the models of each capability',
-  description:
-    'Models of every capability whose worker answers; a model still loading is listed with `status: loading`.',
-  responses: {
-    200: {
-      description: 'The models.',
-      content: json(z.object({ data: z.array(Model) }).meta({ id: 'ModelList' })),
-    },
-  },
-  errors: [...keyErrors, ...workerErrors],
-});

@@ -1,14 +1,13 @@
 /**
- * The OpenAI-compatible API under /v1 (API.md §1's keys, allowlists, tiers, limits and request
- * ids apply unchanged): OpenAI's request and response shapes, validated and documented here once.
+ * The OpenAI-compatible API under /v1 (the same keys, allowlists, tiers, limits and request ids as
+ * the rest of the API): OpenAI's request and response shapes, validated and documented here once.
  * Fields OpenAI's clients may send as `null` accept it; features the cluster does not have are
  * refused with a 400 naming the field rather than silently ignored.
  */
 import { requestLimits } from '@switchboard/contracts';
 import { z } from 'zod';
-import { declareRoute } from './registry.js';
 import { TranscribeFields } from './transcription.js';
-import { json, jsonBodyErrors, keyErrors, rangeNotSatisfiable, workerErrors } from './responses.js';
+import { jsonBodyErrors, keyErrors, workerErrors } from './responses.js';
 
 const limits = requestLimits.completion;
 
@@ -116,7 +115,7 @@ const envelope = (idPattern: RegExp, object: string) => ({
   model: z.string(),
 });
 
-const Completion = z
+export const Completion = z
   .object({
     ...envelope(/^cmpl-/, 'text_completion'),
     choices: z.array(
@@ -141,7 +140,7 @@ const CompletionChunk = z
   })
   .meta({ id: 'OpenAiCompletionChunk' });
 
-const ChatCompletion = z
+export const ChatCompletion = z
   .object({
     ...envelope(/^chatcmpl-/, 'chat.completion'),
     choices: z.array(
@@ -174,7 +173,7 @@ const ChatCompletionChunk = z
 /** Registered so the chunk shapes appear in the document, though no operation returns them as JSON. */
 export const openAiStreamSchemas = [CompletionChunk, ChatCompletionChunk] as const;
 
-const streamOf = (chunk: string, example: string) => ({
+export const streamOf = (chunk: string, example: string) => ({
   'text/event-stream': {
     schema: z.string().meta({
       description: `With \`stream: true\`: server-sent events, each \`data: <${chunk}>\`, ending with \`data: [DONE]\`. An error after the stream started is sent as \`data: {"error": …}\`. A client that disconnects cancels the generation.`,
@@ -184,7 +183,7 @@ const streamOf = (chunk: string, example: string) => ({
   },
 });
 
-const OpenAiModel = z
+export const OpenAiModel = z
   .object({
     id: z.string(),
     object: z.literal('model'),
@@ -196,100 +195,13 @@ const OpenAiModel = z
   })
   .meta({ id: 'OpenAiModel' });
 
-const completionErrors = [
+export const completionErrors = [
   ...keyErrors,
   ...jsonBodyErrors,
   'unknown_model',
   'model_loading',
   ...workerErrors,
 ] as const;
-
-declareRoute({
-  method: 'get',
-  path: '/v1/models',
-  operationId: 'openAiListModels',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
-  summary: 'List the ready models (OpenAI shape)',
-  description: 'Every ready model of every capability whose worker answers.',
-  responses: {
-    200: {
-      description: 'The models.',
-      content: json(
-        z.object({ object: z.literal('list'), data: z.array(OpenAiModel) }).meta({ id: 'OpenAiModelList' }),
-      ),
-    },
-  },
-  errors: [...keyErrors, ...workerErrors],
-});
-
-declareRoute({
-  method: 'get',
-  path: '/v1/models/{id}',
-  operationId: 'openAiGetModel',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
-  summary: 'One ready model (OpenAI shape)',
-  params: z.object({ id: z.string().min(1).max(200) }),
-  responses: { 200: { description: 'The model.', content: json(OpenAiModel) } },
-  errors: [...keyErrors, 'not_found', ...workerErrors],
-});
-
-declareRoute({
-  method: 'post',
-  path: '/v1/completions',
-  modelCalls: 'llm',
-  operationId: 'openAiCompletion',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
-  summary: 'Complete a prompt (OpenAI shape)',
-  description: 'One choice (`n` = 1); no `echo`, `logprobs` or `suffix`.',
-  body: CompletionRequest,
-  responses: {
-    200: {
-      description: 'The completion, or its chunks when `stream` is true.',
-      content: {
-        ...json(Completion),
-        ...streamOf(
-          'OpenAiCompletionChunk',
-          'data: {"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"text":"Hi","index":0,"logprobs":null,"finish_reason":null}]}\n\ndata: [DONE]\n\n',
-        ),
-      },
-    },
-  },
-  errors: completionErrors,
-});
-
-declareRoute({
-  method: 'post',
-  path: '/v1/chat/completions',
-  modelCalls: 'llm',
-  operationId: 'openAiChatCompletion',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
-  summary: 'Chat (OpenAI shape)',
-  description:
-    "The messages are rendered with the model's own chat template by the worker; a model without one → 400 with `param: model`. Text only: no tools, images or audio in messages.",
-  body: ChatCompletionRequest,
-  responses: {
-    200: {
-      description:
-        'The reply, or its chunks when `stream` is true: `delta.role` first, then `delta.content` pieces, then `finish_reason`, then the usage chunk when asked.',
-      content: {
-        ...json(ChatCompletion),
-        ...streamOf(
-          'OpenAiChatCompletionChunk',
-          'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\ndata: [DONE]\n\n',
-        ),
-      },
-    },
-  },
-  errors: completionErrors,
-});
 
 const imageLimits = requestLimits.image;
 const sideInBounds = (side: number) =>
@@ -310,7 +222,7 @@ export const ImageGenerationRequest = z
       .min(1)
       .max(4)
       .nullish()
-      .meta({ description: '1 to 4 images, generated in turn; default 1.' }),
+      .meta({ description: '1 to 4 images, generated together (the worker batches them); default 1.' }),
     size: z
       .string()
       .regex(/^\d{1,5}x\d{1,5}$/, 'expected WIDTHxHEIGHT, e.g. 512x512')
@@ -342,7 +254,7 @@ export const ImageGenerationRequest = z
   })
   .meta({ id: 'OpenAiImageRequest' });
 
-const ImagesResponse = z
+export const ImagesResponse = z
   .object({
     created,
     data: z.array(
@@ -356,21 +268,6 @@ const ImagesResponse = z
     ),
   })
   .meta({ id: 'OpenAiImagesResponse' });
-
-declareRoute({
-  method: 'post',
-  path: '/v1/images/generations',
-  modelCalls: 'diffusion',
-  operationId: 'openAiGenerateImages',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
-  summary: 'Generate images (OpenAI shape)',
-  description: 'The images are stored like those of POST /generate-image.',
-  body: ImageGenerationRequest,
-  responses: { 200: { description: 'The images.', content: json(ImagesResponse) } },
-  errors: [...keyErrors, ...jsonBodyErrors, 'unknown_model', 'model_loading', ...workerErrors],
-});
 
 export const openAiTranscriptFormats = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
 
@@ -403,7 +300,7 @@ export const TranscriptionFields = z.object({
     }),
 });
 
-const VerboseTranscript = z
+export const VerboseTranscript = z
   .object({
     task: z.literal('transcribe'),
     language: z.string().meta({ description: 'ISO 639-1 code (OpenAI writes the English name).' }),
@@ -419,56 +316,6 @@ const VerboseTranscript = z
     ),
   })
   .meta({ id: 'OpenAiVerboseTranscription' });
-
-declareRoute({
-  method: 'post',
-  path: '/v1/audio/transcriptions',
-  modelCalls: 'whisper',
-  operationId: 'openAiTranscribe',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
-  summary: 'Transcribe audio (OpenAI shape)',
-  description:
-    "Streamed to the worker exactly like POST /transcribe, within the key's tier's upload limit. Form fields may come in any order, before or after `file` (the openai client sends the file first), with the same result: recognition starts once the whole form has arrived.",
-  body: {
-    content: {
-      'multipart/form-data': {
-        schema: TranscriptionFields.extend({
-          file: z.string().meta({ contentMediaType: 'application/octet-stream', description: 'The audio.' }),
-        }).meta({ id: 'OpenAiTranscriptionRequest' }),
-        encoding: { file: { contentType: 'audio/*, video/webm, application/octet-stream' } },
-      },
-    },
-  },
-  responses: {
-    200: {
-      description: 'The transcript in `response_format`.',
-      content: {
-        'application/json': {
-          schema: z.union([
-            z.object({ text: z.string() }).meta({ id: 'OpenAiTranscription' }),
-            VerboseTranscript,
-          ]),
-        },
-        'text/plain; charset=utf-8': { schema: z.string().meta({ description: '`text`.' }) },
-        'application/x-subrip': { schema: z.string().meta({ description: '`srt`.' }) },
-        'text/vtt': { schema: z.string().meta({ description: '`vtt`.' }) },
-      },
-    },
-  },
-  errors: [
-    ...keyErrors,
-    'invalid_request',
-    'invalid_audio',
-    'unknown_model',
-    'payload_too_large',
-    'unsupported_media_type',
-    'model_loading',
-    'no_capacity',
-    ...workerErrors,
-  ],
-});
 
 const animationLimits = requestLimits.animation;
 const videoSideInBounds = (side: number) =>
@@ -538,7 +385,7 @@ export const VideoCreateRequest = z
   })
   .meta({ id: 'OpenAiVideoCreateRequest' });
 
-const OpenAiVideo = z
+export const OpenAiVideo = z
   .object({
     id: z.string().regex(/^job-/).meta({ description: 'The animation job id.' }),
     object: z.literal('video'),
@@ -561,41 +408,12 @@ const OpenAiVideo = z
   })
   .meta({ id: 'OpenAiVideo' });
 
-const videoTierNote = 'Needs a key of the `professional` tier or higher (`403 tier_required`), as /animate.';
-const videoErrors = [...keyErrors, 'tier_required', 'unavailable'] as const;
-const VideoPath = z.object({
+export const videoErrors = [...keyErrors, 'unavailable'] as const;
+export const VideoPath = z.object({
   id: z
     .string()
     .regex(/^job-/)
     .meta({ description: 'The video (animation job) id. Jobs of other keys are `404 job_not_found`.' }),
-});
-
-declareRoute({
-  method: 'post',
-  path: '/v1/videos',
-  operationId: 'openAiCreateVideo',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
-  summary: 'Create a video (OpenAI shape)',
-  description: `Queues an animation job on the \`video-diffusion\` back-end (as POST /animate) that animates \`input_reference\`; poll GET /v1/videos/{id}. Without \`input_reference\` → 400 with \`param: input_reference\`. ${videoTierNote}`,
-  body: {
-    content: {
-      'application/json': { schema: VideoCreateRequest },
-      'multipart/form-data': {
-        schema: VideoCreateRequest.extend({
-          input_reference: z.string().optional().meta({
-            contentMediaType: 'application/octet-stream',
-            description:
-              'The image (PNG, JPEG or WebP) as a file part, or `input_reference[image_url]` as a text part.',
-          }),
-        }).meta({ id: 'OpenAiVideoCreateForm' }),
-        encoding: { input_reference: { contentType: 'image/png, image/jpeg, image/webp' } },
-      },
-    },
-  },
-  responses: { 200: { description: 'The video job, `queued`.', content: json(OpenAiVideo) } },
-  errors: [...videoErrors, ...jsonBodyErrors, 'not_found', 'job_limit'],
 });
 
 export const VideoListQuery = z.object({
@@ -606,103 +424,9 @@ export const VideoListQuery = z.object({
   order: z.enum(['desc']).optional().meta({ description: 'Only `desc` (newest first).' }),
 });
 
-declareRoute({
-  method: 'get',
-  path: '/v1/videos',
-  operationId: 'openAiListVideos',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
-  summary: "List the key's videos (OpenAI shape)",
-  description: `Every animation job of the key, newest first (jobs from POST /animate included, \`model\` naming their back-end). ${videoTierNote}`,
-  query: VideoListQuery,
-  responses: {
-    200: {
-      description: 'A page of videos.',
-      content: json(
-        z
-          .object({
-            object: z.literal('list'),
-            data: z.array(OpenAiVideo),
-            first_id: z.string().nullable(),
-            last_id: z.string().nullable(),
-            has_more: z.boolean(),
-          })
-          .meta({ id: 'OpenAiVideoList' }),
-      ),
-    },
-  },
-  errors: [...videoErrors, 'invalid_request'],
-});
-
-declareRoute({
-  method: 'get',
-  path: '/v1/videos/{id}',
-  operationId: 'openAiGetVideo',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
-  summary: 'Get a video (OpenAI shape)',
-  description: videoTierNote,
-  params: VideoPath,
-  responses: { 200: { description: 'The video job.', content: json(OpenAiVideo) } },
-  errors: [...videoErrors, 'job_not_found'],
-});
-
-declareRoute({
-  method: 'delete',
-  path: '/v1/videos/{id}',
-  operationId: 'openAiDeleteVideo',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
-  summary: 'Cancel a video (OpenAI shape)',
-  description: `Cancels the job as DELETE /animate/{job_id} does: a queued job at once, a running one within 2 s; a job that already finished → \`409 job_finished\` (its files expire with the store's retention). ${videoTierNote}`,
-  params: VideoPath,
-  responses: {
-    200: {
-      description: 'The job was canceled.',
-      content: json(
-        z
-          .object({ id: z.string(), object: z.literal('video.deleted'), deleted: z.literal(true) })
-          .meta({ id: 'OpenAiVideoDeleted' }),
-      ),
-    },
-  },
-  errors: [...videoErrors, 'job_not_found', 'job_finished'],
-});
-
 export const VideoContentQuery = z.object({
   variant: z
     .literal('video', { error: 'only video is available' })
     .optional()
     .meta({ description: 'Only `video` (the MP4).' }),
-});
-
-declareRoute({
-  method: 'get',
-  path: '/v1/videos/{id}/content',
-  operationId: 'openAiGetVideoContent',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
-  summary: 'Download a video (OpenAI shape)',
-  description: `The MP4 of a completed video, served as GET /api/videos/{job_id}.mp4 (one \`Range\` → 206). A video not completed, or another key's, → 404. ${videoTierNote}`,
-  params: VideoPath,
-  query: VideoContentQuery,
-  headers: z.object({
-    Range: z.string().optional().meta({ description: 'One byte range, e.g. `bytes=0-1048575`.' }),
-  }),
-  responses: {
-    200: {
-      description: 'The MP4.',
-      content: { 'video/mp4': { schema: z.string().meta({ contentMediaType: 'video/mp4' }) } },
-    },
-    206: {
-      description: 'The asked bytes.',
-      content: { 'video/mp4': { schema: z.string().meta({ contentMediaType: 'video/mp4' }) } },
-    },
-    416: rangeNotSatisfiable('openai'),
-  },
-  errors: [...keyErrors, 'tier_required', 'invalid_request', 'not_found', 'unavailable'],
 });

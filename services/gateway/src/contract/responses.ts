@@ -281,7 +281,8 @@ export const workerErrors = [
 ] as const satisfies readonly ErrorCode[];
 
 /** Helpers for response bodies. */
-export const json = (schema: z.ZodType): ZodContentObject => ({ 'application/json': { schema } });
+export const json = <S extends z.ZodType>(schema: S) =>
+  ({ 'application/json': { schema } }) satisfies ZodContentObject;
 
 /**
  * `value.multipleOf(step)`, also written into the document: the generator does not carry zod 4's

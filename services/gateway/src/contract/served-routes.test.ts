@@ -1,9 +1,44 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { Express } from 'express';
 import { loadGatewayConfig } from '../config.js';
 import { openApiDocument } from '../contract/document.js';
 import { createApp, type GatewayDeps } from '../server.js';
-import { servedRoutes } from './served-routes.js';
+
+/**
+ * The routes an Express app serves, read from its router stack, in OpenAPI form
+ * (`GET /admin/api/keys/{id}`), so they can be compared with the document both ways.
+ */
+interface Layer {
+  rawPath?: unknown;
+  route?: { path: unknown; methods: Record<string, boolean> };
+  handle?: { stack?: Layer[] };
+}
+
+const toOpenApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
+
+function walk(stack: readonly Layer[], prefix: string, found: Set<string>): void {
+  for (const layer of stack) {
+    if (layer.route && typeof layer.route.path === 'string') {
+      // A router's '/' mounted at '/admin' is the page '/admin' itself.
+      const path = prefix !== '' && layer.route.path === '/' ? prefix : prefix + layer.route.path;
+      for (const [method, on] of Object.entries(layer.route.methods)) {
+        if (on && method !== '_all') found.add(`${method.toUpperCase()} ${toOpenApiPath(path)}`);
+      }
+    } else if (layer.handle?.stack) {
+      // A mounted router: `app.use('/admin', router)` keeps '/admin' as the layer's path.
+      const mount = typeof layer.rawPath === 'string' && layer.rawPath !== '/' ? layer.rawPath : '';
+      walk(layer.handle.stack, prefix + mount, found);
+    }
+  }
+}
+
+/** `METHOD /path` for every route of the app (HEAD, which Express answers for GET, left out). */
+export function servedRoutes(app: Express): Set<string> {
+  const found = new Set<string>();
+  walk((app as unknown as { router: { stack: Layer[] } }).router.stack, '', found);
+  return found;
+}
 
 /**
  * Building the app only wires routers; no dependency is called until a request arrives. This
@@ -45,7 +80,7 @@ function appRoutes(): Set<string> {
 
 function documentedRoutes(): Set<string> {
   const found = new Set<string>();
-  for (const [path, item] of Object.entries(openApiDocument.paths)) {
+  for (const [path, item] of Object.entries(openApiDocument.paths ?? {})) {
     for (const method of Object.keys(item)) found.add(`${method.toUpperCase()} ${path}`);
   }
   return found;

@@ -2,8 +2,6 @@
 import { defaultTierPolicies, tiers } from '@switchboard/keys';
 import { z } from 'zod';
 import { transcriptFormats } from '../transcripts/format.js';
-import { declareRoute } from './registry.js';
-import { headerRef, keyErrors, workerErrors } from './responses.js';
 
 /** The text parts; multer hands them over as strings, next to the streamed `file` part. */
 export const TranscribeFields = z.object({
@@ -17,7 +15,7 @@ export const TranscribeFields = z.object({
   format: z.enum(transcriptFormats).default('text').meta({ description: '`json` is an extension.' }),
 });
 
-const TranscribeRequest = TranscribeFields.extend({
+export const TranscribeRequest = TranscribeFields.extend({
   file: z.string().meta({
     contentMediaType: 'application/octet-stream',
     description:
@@ -25,7 +23,7 @@ const TranscribeRequest = TranscribeFields.extend({
   }),
 }).meta({ id: 'TranscribeRequest' });
 
-const Transcript = z
+export const Transcript = z
   .object({
     text: z.string(),
     language: z.string().meta({ description: 'ISO 639-1 code.' }),
@@ -40,56 +38,6 @@ const Transcript = z
   })
   .meta({ id: 'Transcript' });
 
-const uploadLimits = tiers.map(
+export const uploadLimits = tiers.map(
   (tier) => `${tier} ${defaultTierPolicies[tier].upload_limit_bytes / 1_000_000} MB`,
 );
-
-declareRoute({
-  method: 'post',
-  path: '/transcribe',
-  modelCalls: 'whisper',
-  operationId: 'transcribe',
-  tag: 'Transcription',
-  auth: 'apiKey',
-  summary: 'Transcribe audio',
-  description: `The upload is streamed to the worker; it may be as large as the key's tier allows (${uploadLimits.join(', ')} by default). Form fields may come in any order, before or after \`file\`, with the same result: recognition starts once the whole form has arrived. A malformed form (no boundary, cut short, a control character in the file name) is \`400 invalid_request\`.`,
-  body: {
-    content: {
-      'multipart/form-data': {
-        schema: TranscribeRequest,
-        encoding: { file: { contentType: 'audio/*, video/webm, application/octet-stream' } },
-      },
-    },
-  },
-  responses: {
-    200: {
-      description: 'The transcript in the requested `format`.',
-      headers: { 'Content-Language': headerRef('Content-Language') },
-      content: {
-        'text/plain; charset=utf-8': {
-          schema: z.string().meta({ description: '`format=text`: the plain text.' }),
-        },
-        'application/x-subrip': {
-          schema: z
-            .string()
-            .meta({ description: '`format=srt`: cues numbered from 1, `HH:MM:SS,mmm --> HH:MM:SS,mmm`.' }),
-        },
-        'text/vtt': {
-          schema: z
-            .string()
-            .meta({ description: '`format=vtt`: starts with `WEBVTT`, `HH:MM:SS.mmm --> HH:MM:SS.mmm`.' }),
-        },
-        'application/json': { schema: Transcript },
-      },
-    },
-  },
-  errors: [
-    ...keyErrors,
-    'invalid_request',
-    'invalid_audio',
-    'payload_too_large',
-    'unsupported_media_type',
-    'model_loading',
-    ...workerErrors,
-  ],
-});

@@ -45,7 +45,7 @@ export function normalizeIp(raw: string): string {
 }
 
 /**
- * The client address of API.md §1: the socket peer, unless that peer is a trusted proxy; then
+ * The client address: the socket peer, unless that peer is a trusted proxy; then
  * X-Forwarded-For is walked from the right and the first hop that is not a trusted proxy wins.
  * Hops further left were written by the client and cannot be believed.
  */

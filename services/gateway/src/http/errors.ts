@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import { SwitchboardError, isSwitchboardError } from '@switchboard/errors';
 import { isOpenAiPath, openAiErrorBody } from '../openai/errors.js';
 
-/** The one JSON error shape of API.md §1. */
+/** The gateway's one JSON error shape: a stable code, a message, the request id, the field at fault. */
 export function errorBody(error: SwitchboardError, requestId: string) {
   return {
     error: {
@@ -24,9 +24,16 @@ export function sendError(res: Response, error: SwitchboardError, httpStatus = e
   if (!res.req.complete) res.setHeader('Connection', 'close');
   if (error.retryAfterSeconds !== undefined)
     res.setHeader('Retry-After', String(Math.max(1, Math.ceil(error.retryAfterSeconds))));
-  // Under /v1 the same error, from the same table, in OpenAI's body (its clients parse that one).
+  // The same error, from the same table, in the dialect the route declares: OpenAI's body for
+  // OpenAI's clients. A request no route matched (a 404 to be) is worded by its path: under /v1,
+  // OpenAI's clients are the ones asking.
   const { requestId } = res.locals.ctx;
-  const body = isOpenAiPath(res.req) ? openAiErrorBody(error, requestId) : errorBody(error, requestId);
+  const dialect = res.locals.route
+    ? res.locals.route.errorDialect
+    : isOpenAiPath(res.req)
+      ? 'openai'
+      : undefined;
+  const body = dialect === 'openai' ? openAiErrorBody(error, requestId) : errorBody(error, requestId);
   // Set, not left to res.json(): a handler may have named its own type before failing (a page's
   // text/html), and res.json() keeps a Content-Type already set.
   res.setHeader('Content-Type', 'application/json; charset=utf-8');

@@ -43,7 +43,7 @@ export class SseStream {
     this.res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
   }
 
-  /** Ends the stream the way API.md §2 says every stream ends: with `data: [DONE]`. */
+  /** Ends the stream the way every stream ends: with `data: [DONE]`. */
   end(): void {
     this.stop();
     this.send('[DONE]');

@@ -1,7 +1,7 @@
 /**
  * The gateway's two web pages (/docs and /admin) and the files they load: pages from the
- * gateway's own public/ folder, libraries from node_modules. Every file is resolved when the
- * router is built, so a missing one stops the gateway at start-up instead of a page that fails in
+ * gateway's own public/ folder, libraries from node_modules. Every file is resolved when its route
+ * is declared, so a missing one stops the gateway at start-up instead of a page that fails in
  * a browser. Only the files named here are served: no directory is exposed.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -10,7 +10,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NextFunction, RequestHandler, Response } from 'express';
 import { SwitchboardError } from '@switchboard/errors';
+import { z } from 'zod';
+import { staticFileRefusals } from '../contract/responses.js';
 import { sendError, sendRangeNotSatisfiable } from './errors.js';
+import { route, type Route, type Tag } from './route.js';
 
 // Compiled to dist/http/: public/ sits next to dist/ in the package (and in the deployed image).
 const publicDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'public');
@@ -118,4 +121,38 @@ export function asset(file: string): RequestHandler {
     // is one named in code, never taken from the request.
     res.sendFile(file, { dotfiles: 'allow' }, sendFileFailed(file, res, next));
   };
+}
+
+const fileKinds = {
+  page: { type: 'text/html; charset=utf-8', answer: 'The page.' },
+  script: { type: 'text/javascript', answer: 'The file.' },
+  style: { type: 'text/css', answer: 'The file.' },
+};
+
+/** A public page, or a file one loads, declared like any route: `serves` answers it. */
+export function staticFileRoute(file: {
+  path: string;
+  operationId: string;
+  tag: Tag;
+  kind: keyof typeof fileKinds;
+  summary: string;
+  description?: string;
+  serves: RequestHandler;
+}): Route {
+  const { type, answer } = fileKinds[file.kind];
+  return route({
+    method: 'get',
+    path: file.path,
+    operationId: file.operationId,
+    tag: file.tag,
+    auth: 'public',
+    summary: file.summary,
+    ...(file.description === undefined ? {} : { description: file.description }),
+    responses: {
+      200: { description: answer, content: { [type]: { schema: z.string() } } },
+      ...staticFileRefusals(),
+    },
+    errors: [],
+    serve: ({ req, res }, next) => file.serves(req, res, next),
+  });
 }

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 
 /**
  * Validates a parsed body (or query) against a schema. Unknown fields are dropped; the first
- * problem becomes a 400 naming its field in `param`, as API.md §1 asks.
+ * problem becomes a 400 naming its field in `param`, as the error body promises.
  */
 export function validate<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {

@@ -1,49 +1,54 @@
-import type { Router } from 'express';
-import { ChatCompletionRequest } from '../contract/openai.js';
-import { jsonBody } from '../http/json-body.js';
-import { exactRouter } from '../http/router.js';
-import { validate } from '../http/validate.js';
-import { relayCompletion, stopList, type CompletionDialect } from './completion-relay.js';
-import type { CompletionDeps } from './router.js';
-
-const chatDialect: CompletionDialect = {
+import { relayCompletion, stopList } from '../completion/relay.js';
+import { ChatCompletion, ChatCompletionRequest, completionErrors, streamOf } from '../contract/openai.js';
+import { json } from '../contract/responses.js';
+import { route } from '../http/route.js';
+import { openAiDialect, type OpenAiShape } from './completion-dialect.js';
+const chatShape: OpenAiShape = {
   idPrefix: 'chatcmpl-',
   object: 'chat.completion',
   chunkObject: 'chat.completion.chunk',
-  whole: (envelope, done) => ({
-    ...envelope,
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content: done.text, refusal: null },
-        logprobs: null,
-        finish_reason: done.finish_reason,
-      },
-    ],
-    usage: done.usage,
+  answer: (done) => ({
+    index: 0,
+    message: { role: 'assistant', content: done.text, refusal: null },
+    logprobs: null,
+    finish_reason: done.finish_reason,
   }),
-  opening: (envelope) => ({
-    ...envelope,
-    choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }],
-  }),
-  piece: (envelope, content) => ({
-    ...envelope,
-    choices: [{ index: 0, delta: { content }, logprobs: null, finish_reason: null }],
-  }),
-  finish: (envelope, reason) => ({
-    ...envelope,
-    choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: reason }],
-  }),
+  opening: { index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null },
+  piece: (content) => ({ index: 0, delta: { content }, logprobs: null, finish_reason: null }),
+  finish: (reason) => ({ index: 0, delta: {}, logprobs: null, finish_reason: reason }),
 };
 
 /**
  * POST /v1/chat/completions. The worker renders the messages with the model's own chat template
  * (so the prompt is left empty); a model without one is its 400 with `param: model`.
  */
-export function chatCompletionsRouter(deps: CompletionDeps): Router {
-  const router = exactRouter();
-  router.post('/chat/completions', jsonBody(deps.bodyLimitBytes), async (req, res) => {
-    const body = validate(ChatCompletionRequest, req.body);
+export const openAiChatCompletionRoute = route({
+  method: 'post',
+  path: '/v1/chat/completions',
+  modelCalls: 'llm',
+  operationId: 'openAiChatCompletion',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  errorDialect: 'openai',
+  summary: 'Chat (OpenAI shape)',
+  description:
+    "The messages are rendered with the model's own chat template by the worker; a model without one → 400 with `param: model`. Text only: no tools, images or audio in messages.",
+  body: ChatCompletionRequest,
+  responses: {
+    200: {
+      description:
+        'The reply, or its chunks when `stream` is true: `delta.role` first, then `delta.content` pieces, then `finish_reason`, then the usage chunk when asked.',
+      content: {
+        ...json(ChatCompletion),
+        ...streamOf(
+          'OpenAiChatCompletionChunk',
+          'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}\n\ndata: [DONE]\n\n',
+        ),
+      },
+    },
+  },
+  errors: completionErrors,
+  async serve({ res, body, deps }) {
     const messages = body.messages.map((message) => ({
       role: message.role,
       content:
@@ -64,9 +69,8 @@ export function chatCompletionsRouter(deps: CompletionDeps): Router {
         stop: stopList(body.stop),
         seed: body.seed ?? undefined,
       },
-      chatDialect,
-      { stream: body.stream ?? false, includeUsage: body.stream_options?.include_usage ?? false },
+      openAiDialect(chatShape, body.stream_options?.include_usage ?? false),
+      body.stream ?? false,
     );
-  });
-  return router;
-}
+  },
+});

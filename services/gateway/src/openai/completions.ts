@@ -1,36 +1,44 @@
-import type { Router } from 'express';
-import { CompletionRequest } from '../contract/openai.js';
-import { jsonBody } from '../http/json-body.js';
-import { exactRouter } from '../http/router.js';
-import { validate } from '../http/validate.js';
-import { relayCompletion, stopList, type CompletionDialect } from './completion-relay.js';
-import type { CompletionDeps } from './router.js';
-
+import { relayCompletion, stopList } from '../completion/relay.js';
+import { Completion, CompletionRequest, completionErrors, streamOf } from '../contract/openai.js';
+import { json } from '../contract/responses.js';
+import { route } from '../http/route.js';
+import { openAiDialect, type OpenAiShape } from './completion-dialect.js';
 /** The legacy text completion: `choices[].text`. */
-const textDialect: CompletionDialect = {
+const textShape: OpenAiShape = {
   idPrefix: 'cmpl-',
   object: 'text_completion',
   chunkObject: 'text_completion',
-  whole: (envelope, done) => ({
-    ...envelope,
-    choices: [{ text: done.text, index: 0, logprobs: null, finish_reason: done.finish_reason }],
-    usage: done.usage,
-  }),
-  piece: (envelope, text) => ({
-    ...envelope,
-    choices: [{ text, index: 0, logprobs: null, finish_reason: null }],
-  }),
-  finish: (envelope, reason) => ({
-    ...envelope,
-    choices: [{ text: '', index: 0, logprobs: null, finish_reason: reason }],
-  }),
+  answer: (done) => ({ text: done.text, index: 0, logprobs: null, finish_reason: done.finish_reason }),
+  piece: (text) => ({ text, index: 0, logprobs: null, finish_reason: null }),
+  finish: (reason) => ({ text: '', index: 0, logprobs: null, finish_reason: reason }),
 };
 
 /** POST /v1/completions. OpenAI's default temperature is 1, not /query's 0.7. */
-export function completionsRouter(deps: CompletionDeps): Router {
-  const router = exactRouter();
-  router.post('/completions', jsonBody(deps.bodyLimitBytes), async (req, res) => {
-    const body = validate(CompletionRequest, req.body);
+export const openAiCompletionRoute = route({
+  method: 'post',
+  path: '/v1/completions',
+  modelCalls: 'llm',
+  operationId: 'openAiCompletion',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  errorDialect: 'openai',
+  summary: 'Complete a prompt (OpenAI shape)',
+  description: 'One choice (`n` = 1); no `echo`, `logprobs` or `suffix`.',
+  body: CompletionRequest,
+  responses: {
+    200: {
+      description: 'The completion, or its chunks when `stream` is true.',
+      content: {
+        ...json(Completion),
+        ...streamOf(
+          'OpenAiCompletionChunk',
+          'data: {"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"text":"Hi","index":0,"logprobs":null,"finish_reason":null}]}\n\ndata: [DONE]\n\n',
+        ),
+      },
+    },
+  },
+  errors: completionErrors,
+  async serve({ res, body, deps }) {
     await relayCompletion(
       res,
       deps,
@@ -43,9 +51,8 @@ export function completionsRouter(deps: CompletionDeps): Router {
         stop: stopList(body.stop),
         seed: body.seed ?? undefined,
       },
-      textDialect,
-      { stream: body.stream ?? false, includeUsage: body.stream_options?.include_usage ?? false },
+      openAiDialect(textShape, body.stream_options?.include_usage ?? false),
+      body.stream ?? false,
     );
-  });
-  return router;
-}
+  },
+});

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { httpStatusOf, type SwitchboardError } from '@switchboard/errors';
 
-/** Everything under /v1 speaks OpenAI's dialect, errors from the middleware before it included. */
+/** Under /v1 OpenAI's clients are asking: how a request no route matched is answered. */
 export function isOpenAiPath(req: Request): boolean {
   const path = req.originalUrl.split('?', 1)[0] ?? '';
   return path === '/v1' || path.startsWith('/v1/');

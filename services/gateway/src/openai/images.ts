@@ -1,19 +1,9 @@
-import type { Request, Router } from 'express';
 import { SwitchboardError } from '@switchboard/errors';
 import { imageKey, type ObjectStore } from '@switchboard/objectstore';
 import { callContext } from '../clients/call-context.js';
-import type { DiffusionWorker } from '../clients/diffusion.js';
-import { ImageGenerationRequest } from '../contract/openai.js';
-import { jsonBody } from '../http/json-body.js';
-import { exactRouter } from '../http/router.js';
-import { validate } from '../http/validate.js';
-
-export interface ImageDeps {
-  diffusion: DiffusionWorker;
-  objects: ObjectStore;
-  bodyLimitBytes: number;
-  originOf: (req: Request) => string;
-}
+import { ImageGenerationRequest, ImagesResponse } from '../contract/openai.js';
+import { json, jsonBodyErrors, keyErrors, workerErrors } from '../contract/responses.js';
+import { route } from '../http/route.js';
 
 /** The PNG the worker stored, read back whole for `b64_json`. */
 async function readPng(objects: ObjectStore, imageId: string): Promise<Buffer> {
@@ -26,20 +16,29 @@ async function readPng(objects: ObjectStore, imageId: string): Promise<Buffer> {
 }
 
 /**
- * POST /v1/images/generations: `n` images generated one after the other (a diffusion worker runs
- * one at a time anyway), each stored like /generate-image's. A seed makes the batch reproducible:
- * image i gets seed + i, so the images differ from each other.
+ * `n` images, each stored like /generate-image's, asked of the worker together so it can batch
+ * them. A seed makes the batch reproducible: image i gets seed + i, so the images differ from
+ * each other.
  */
-export function imagesRouter(deps: ImageDeps): Router {
-  const router = exactRouter();
-  router.post('/images/generations', jsonBody(deps.bodyLimitBytes), async (req, res) => {
-    const body = validate(ImageGenerationRequest, req.body);
+export const openAiGenerateImagesRoute = route({
+  method: 'post',
+  path: '/v1/images/generations',
+  modelCalls: 'diffusion',
+  operationId: 'openAiGenerateImages',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  errorDialect: 'openai',
+  summary: 'Generate images (OpenAI shape)',
+  description: 'The images are stored like those of POST /generate-image.',
+  body: ImageGenerationRequest,
+  responses: { 200: { description: 'The images.', content: json(ImagesResponse) } },
+  errors: [...keyErrors, ...jsonBodyErrors, 'unknown_model', 'model_loading', ...workerErrors],
+  async handle({ req, res, body, deps }) {
     const [width, height] = (body.size ?? '1024x1024').split('x').map(Number) as [number, number];
     const abort = new AbortController();
     res.on('close', () => abort.abort());
-    const data: ({ url: string } | { b64_json: string })[] = [];
-    for (let i = 0; i < (body.n ?? 1); i++) {
-      const image = await deps.diffusion.generate(
+    const generateOne = async (i: number) => {
+      const image = await deps.clients.diffusion.generate(
         {
           prompt: body.prompt,
           negative_prompt: '',
@@ -51,13 +50,12 @@ export function imagesRouter(deps: ImageDeps): Router {
         },
         callContext(res, abort.signal),
       );
-      data.push(
-        body.response_format === 'b64_json'
-          ? { b64_json: (await readPng(deps.objects, image.image_id)).toString('base64') }
-          : { url: `${deps.originOf(req)}/api/images/${image.image_id}.png` },
-      );
-    }
-    res.json({ created: Math.floor(Date.now() / 1000), data });
-  });
-  return router;
-}
+      return body.response_format === 'b64_json'
+        ? { b64_json: (await readPng(deps.objects, image.image_id)).toString('base64') }
+        : { url: `${deps.originOf(req)}/api/images/${image.image_id}.png` };
+    };
+    // All at once, so the worker can batch them; the answer keeps the request's order.
+    const data = await Promise.all(Array.from({ length: body.n ?? 1 }, (_, i) => generateOne(i)));
+    return { created: Math.floor(Date.now() / 1000), data };
+  },
+});

@@ -1,24 +1,22 @@
-import type { Router } from 'express';
+import { z } from 'zod';
 import { SwitchboardError } from '@switchboard/errors';
 import { callContext, type CallContext } from '../clients/call-context.js';
-import type { ModelLister } from '../clients/model-lister.js';
-import { exactRouter } from '../http/router.js';
-import { CachedModelList } from '../routes/models.js';
+import { ModelCatalogue } from '../clients/model-catalogue.js';
+import { OpenAiModel } from '../contract/openai.js';
+import { json, keyErrors, workerErrors } from '../contract/responses.js';
+import { perApp, route } from '../http/route.js';
 
 /**
  * GET /v1/models and GET /v1/models/{id}: the ready models of every capability in OpenAI's list
  * shape. OpenAI's `created` is when the model was made; a worker does not know that, so this is
  * when this gateway first saw the model ready — stable for as long as the gateway runs.
  */
-export function openAiModelsRouter(listers: readonly ModelLister[], ttlMs = 2000): Router {
-  const router = exactRouter();
-  const lists = listers.map((lister) => new CachedModelList(lister, ttlMs));
+const readyModelsOf = perApp((deps) => {
+  const catalogue = new ModelCatalogue(deps.clients);
   const firstSeen = new Map<string, number>();
 
   async function readyModels(ctx: CallContext) {
-    const answers = await Promise.all(
-      lists.map(async (list) => ({ capability: list.lister.capability, models: await list.get(ctx) })),
-    );
+    const answers = await catalogue.read(ctx);
     const now = Math.floor(Date.now() / 1000);
     return answers.flatMap(({ capability, models }) =>
       (models ?? [])
@@ -37,19 +35,52 @@ export function openAiModelsRouter(listers: readonly ModelLister[], ttlMs = 2000
     );
   }
 
-  router.get('/models', async (_req, res) => {
-    res.json({ object: 'list', data: await readyModels(callContext(res)) });
-  });
+  return readyModels;
+});
 
-  router.get('/models/:id', async (req, res) => {
-    const model = (await readyModels(callContext(res))).find((m) => m.id === req.params.id);
+export const openAiListModelsRoute = route({
+  method: 'get',
+  path: '/v1/models',
+  operationId: 'openAiListModels',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  errorDialect: 'openai',
+  summary: 'List the ready models (OpenAI shape)',
+  description: 'Every ready model of every capability whose worker answers.',
+  responses: {
+    200: {
+      description: 'The models.',
+      content: json(
+        z.object({ object: z.literal('list'), data: z.array(OpenAiModel) }).meta({ id: 'OpenAiModelList' }),
+      ),
+    },
+  },
+  errors: [...keyErrors, ...workerErrors],
+  handle: async ({ res, deps }) => ({ object: 'list', data: await readyModelsOf(deps)(callContext(res)) }),
+});
+
+export const openAiGetModelRoute = route({
+  method: 'get',
+  path: '/v1/models/{id}',
+  operationId: 'openAiGetModel',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  errorDialect: 'openai',
+  summary: 'One ready model (OpenAI shape)',
+  params: z.object({ id: z.string().min(1).max(200) }),
+  responses: { 200: { description: 'The model.', content: json(OpenAiModel) } },
+  errors: [...keyErrors, 'not_found', ...workerErrors],
+  async handle({ req, res, deps }) {
+    const id = String(req.params.id);
+    const model = (await readyModelsOf(deps)(callContext(res))).find((m) => m.id === id);
     if (!model) {
       throw new SwitchboardError('not_found', {
-        message: `The model '${req.params.id.slice(0, 200)}' does not exist or is not ready.`,
+        message: `The model '${id.slice(0, 200)}' does not exist or is not ready.`,
         param: 'model',
       });
     }
-    res.json(model);
-  });
-  return router;
-}
+    return model;
+  },
+});
+
+export const openAiModelRoutes = [openAiListModelsRoute, openAiGetModelRoute];

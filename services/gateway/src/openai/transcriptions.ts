@@ -1,15 +1,21 @@
-import type { Router } from 'express';
-import type { TierPolicies } from '@switchboard/keys';
-import type { WhisperWorker } from '../clients/whisper.js';
-import { TranscriptionFields } from '../contract/openai.js';
-import { exactRouter } from '../http/router.js';
+import { z } from 'zod';
+import { TranscriptionFields, VerboseTranscript } from '../contract/openai.js';
+import { keyErrors, workerErrors } from '../contract/responses.js';
+import { perApp, route } from '../http/route.js';
 import { validate } from '../http/validate.js';
-import { transcriptionUpload } from '../routes/transcription-upload.js';
 import { contentTypes, render, type Transcript } from '../transcripts/format.js';
+import { transcriptionUpload } from '../transcripts/upload.js';
 
 function readFields(body: unknown) {
   return validate(TranscriptionFields, body ?? {});
 }
+
+const uploads = perApp((deps) =>
+  transcriptionUpload(deps.clients.whisper, deps.config.tiers, (body) => {
+    const fields = readFields(body);
+    return { language: fields.language ?? '', model: fields.model ?? '', format: 'json' };
+  }),
+);
 
 /** OpenAI's `verbose_json`: the segments numbered, times in seconds. */
 function verbose(transcript: Transcript) {
@@ -31,14 +37,57 @@ function verbose(transcript: Transcript) {
  * POST /v1/audio/transcriptions: the upload streamed to the worker like POST /transcribe's; the
  * worker returns segments, rendered here in OpenAI's `response_format`.
  */
-export function transcriptionsRouter(whisper: WhisperWorker, tiers: TierPolicies): Router {
-  const router = exactRouter();
-  const upload = transcriptionUpload(whisper, tiers, (body) => {
-    const fields = readFields(body);
-    return { language: fields.language ?? '', model: fields.model ?? '', format: 'json' };
-  });
-  router.post('/audio/transcriptions', upload.receive, async (req, res) => {
-    const transcript = await upload.finish(req);
+export const openAiTranscribeRoute = route({
+  method: 'post',
+  path: '/v1/audio/transcriptions',
+  modelCalls: 'whisper',
+  operationId: 'openAiTranscribe',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  errorDialect: 'openai',
+  summary: 'Transcribe audio (OpenAI shape)',
+  description:
+    "Streamed to the worker exactly like POST /transcribe, within the key's tier's upload limit. Form fields may come in any order, before or after `file` (the openai client sends the file first), with the same result: recognition starts once the whole form has arrived.",
+  body: {
+    content: {
+      'multipart/form-data': {
+        schema: TranscriptionFields.extend({
+          file: z.string().meta({ contentMediaType: 'application/octet-stream', description: 'The audio.' }),
+        }).meta({ id: 'OpenAiTranscriptionRequest' }),
+        encoding: { file: { contentType: 'audio/*, video/webm, application/octet-stream' } },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: 'The transcript in `response_format`.',
+      content: {
+        'application/json': {
+          schema: z.union([
+            z.object({ text: z.string() }).meta({ id: 'OpenAiTranscription' }),
+            VerboseTranscript,
+          ]),
+        },
+        'text/plain; charset=utf-8': { schema: z.string().meta({ description: '`text`.' }) },
+        'application/x-subrip': { schema: z.string().meta({ description: '`srt`.' }) },
+        'text/vtt': { schema: z.string().meta({ description: '`vtt`.' }) },
+      },
+    },
+  },
+  errors: [
+    ...keyErrors,
+    'invalid_request',
+    'invalid_audio',
+    'unknown_model',
+    'payload_too_large',
+    'unsupported_media_type',
+    'model_loading',
+    'no_capacity',
+    ...workerErrors,
+  ],
+  receive: (deps) => uploads(deps).receive,
+  async serve({ req, res, deps }) {
+    const transcript = await uploads(deps).finish(req);
     const format = readFields(req.body).response_format;
     if (transcript.language) res.setHeader('Content-Language', transcript.language);
     switch (format) {
@@ -52,6 +101,5 @@ export function transcriptionsRouter(whisper: WhisperWorker, tiers: TierPolicies
         res.setHeader('Content-Type', contentTypes[format]);
         res.send(render(transcript, format));
     }
-  });
-  return router;
-}
+  },
+});

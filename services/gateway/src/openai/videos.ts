@@ -1,29 +1,21 @@
-import type { Request, RequestHandler, Router } from 'express';
-import multer from 'multer';
 import { SwitchboardError } from '@switchboard/errors';
-import { newJobId, type JobRecord } from '@switchboard/jobs';
-import type { ObjectStore } from '@switchboard/objectstore';
-import type { TierPolicies } from '@switchboard/keys';
-import { fileParts } from '../animation/file-parts.js';
-import { JobMedia, type StoredMedia } from '../animation/job-media.js';
-import { jobSpec } from '../animation/submission.js';
-import type { AnimationJobs } from '../clients/animation.js';
+import type { JobRecord } from '@switchboard/jobs';
+import { z } from 'zod';
+import { jobUpload, withJobMedia, type JobForm } from '../animation/job-upload.js';
+import { submitJob } from '../animation/submission.js';
 import { AnimateRequest } from '../contract/animation.js';
-import { VideoContentQuery, VideoCreateRequest, VideoListQuery } from '../contract/openai.js';
-import { hasBody, jsonBody } from '../http/json-body.js';
-import { exactRouter } from '../http/router.js';
+import {
+  OpenAiVideo,
+  VideoContentQuery,
+  VideoCreateRequest,
+  VideoListQuery,
+  VideoPath,
+  videoErrors,
+} from '../contract/openai.js';
+import { json, jsonBodyErrors, keyErrors, rangeNotSatisfiable } from '../contract/responses.js';
+import { route, type RouteDeps } from '../http/route.js';
+import { serveJobVideo } from '../http/stored-file.js';
 import { validate } from '../http/validate.js';
-import { serveJobVideo } from '../routes/stored-files.js';
-import { fromMulterError, type MulterErrorWording } from '../http/multer-errors.js';
-
-export interface VideoDeps {
-  animation: AnimationJobs;
-  objects: ObjectStore;
-  tiers: TierPolicies;
-  bodyLimitBytes: number;
-}
-
-type VideoRequest = Request & { media?: JobMedia; file_reference?: StoredMedia };
 
 const unix = (iso: string | null) => (iso === null ? null : Math.floor(Date.parse(iso) / 1000));
 
@@ -58,15 +50,34 @@ function videoView(job: JobRecord, native: { width?: number; height?: number }) 
 }
 
 /** The client's form takes one file part, the image to animate. */
-const formErrors: MulterErrorWording = {
-  tooLarge: { message: "The image is larger than the key's tier allows.", param: 'input_reference' },
-  unexpectedFile: (field) => `${field}: the only file part is input_reference`,
-  malformed: 'form',
+const videoForm: JobForm = {
+  fileParts: { input_reference: 'image' },
+  limits: (deps) => ({
+    files: 1,
+    // The client sends `input_reference: { image_url }` as a form field, often a data: URL: a
+    // field may be as large as a JSON body carrying the same URL. OpenAI's fields plus our two
+    // extensions are seven; eight bounds what the fields hold in memory.
+    fields: 8,
+    fieldSize: deps.config.http.jsonBodyLimitBytes,
+    parts: 9,
+  }),
+  wording: {
+    tooLarge: { message: "The image is larger than the key's tier allows.", param: 'input_reference' },
+    unexpectedFile: (field) => `${field}: the only file part is input_reference`,
+    malformed: 'form',
+  },
+  unsupported: 'Send the video request as application/json or multipart/form-data.',
 };
 
+/** The size the video-diffusion back-end renders when none is asked. */
+async function nativeSize(deps: RouteDeps): Promise<{ width?: number; height?: number }> {
+  const entry = await deps.clients.animation.backend('video-diffusion');
+  return { width: entry?.native_width, height: entry?.native_height };
+}
+
 /**
- * /v1/videos: OpenAI's video jobs over the animation jobs of API.md §5 (professional tier and up,
- * gated by auth/tiers.ts like /animate).
+ * /v1/videos: OpenAI's video jobs over the animation jobs of POST /animate (professional tier and
+ * up, like /animate).
  *
  * - POST: JSON, or the form OpenAI's client sends, `{model?, prompt?, input_reference, seconds?,
  *   size?}` → a `video-diffusion` job whose image is `input_reference` (a data: URL or an
@@ -84,70 +95,36 @@ const formErrors: MulterErrorWording = {
  * - GET content streams the MP4 exactly as /api/videos/<id>.mp4 (Range included); `variant`
  *   other than `video` → 400 `param: variant`.
  */
-export function videosRouter(deps: VideoDeps): Router {
-  const router = exactRouter();
-  const json = jsonBody(deps.bodyLimitBytes);
-  const forms = new Map(
-    Object.entries(deps.tiers).map(([tier, policy]) => [
-      tier,
-      multer({
-        // The `input_reference` file part is the job's image, stored while it streams in.
-        storage: fileParts(
-          () => 'image',
-          (req, _field, media) => ((req as VideoRequest).file_reference = media),
-        ),
-        limits: {
-          fileSize: policy.upload_limit_bytes,
-          files: 1,
-          // The client sends `input_reference: { image_url }` as a form field, often a data:
-          // URL: a field may be as large as a JSON body carrying the same URL. OpenAI's fields
-          // plus our two extensions are seven; eight bounds what the fields hold in memory.
-          fields: 8,
-          fieldSize: deps.bodyLimitBytes,
-          parts: 9,
-        },
-      }).fields([{ name: 'input_reference', maxCount: 1 }]),
-    ]),
-  );
-
-  const native = async () => {
-    const catalogue = await deps.animation.board.catalogue();
-    const entry = [...catalogue.values()].find((b) => b.backend === 'video-diffusion');
-    return { width: entry?.native_width, height: entry?.native_height };
-  };
-
-  const prepare: RequestHandler = (req, res, next) => {
-    const key = res.locals.ctx.key;
-    if (!key) {
-      next(new SwitchboardError('unauthorized'));
-      return;
-    }
-    const limit = deps.tiers[key.tier].upload_limit_bytes;
-    (req as VideoRequest).media = new JobMedia(deps.objects, newJobId(), key.id, limit);
-    if (req.is('multipart/form-data')) {
-      forms.get(key.tier)!(req, res, (error?: unknown) => {
-        if (error === undefined) {
-          next();
-          return;
-        }
-        void (req as VideoRequest).media!.discard().finally(() => next(fromMulterError(error, formErrors)));
-      });
-      return;
-    }
-    if (hasBody(req.headers) && !req.is('application/json') && !req.is('application/*+json')) {
-      next(
-        new SwitchboardError('unsupported_media_type', {
-          message: 'Send the video request as application/json or multipart/form-data.',
-        }),
-      );
-      return;
-    }
-    json(req, res, next);
-  };
-
-  router.post('/videos', prepare, async (req: VideoRequest, res) => {
-    const media = req.media!;
-    try {
+export const openAiCreateVideoRoute = route({
+  method: 'post',
+  path: '/v1/videos',
+  operationId: 'openAiCreateVideo',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  tier: 'professional',
+  errorDialect: 'openai',
+  summary: 'Create a video (OpenAI shape)',
+  description: `Queues an animation job on the \`video-diffusion\` back-end (as POST /animate) that animates \`input_reference\`; poll GET /v1/videos/{id}. Without \`input_reference\` → 400 with \`param: input_reference\`.`,
+  body: {
+    content: {
+      'application/json': { schema: VideoCreateRequest },
+      'multipart/form-data': {
+        schema: VideoCreateRequest.extend({
+          input_reference: z.string().optional().meta({
+            contentMediaType: 'application/octet-stream',
+            description:
+              'The image (PNG, JPEG or WebP) as a file part, or `input_reference[image_url]` as a text part.',
+          }),
+        }).meta({ id: 'OpenAiVideoCreateForm' }),
+        encoding: { input_reference: { contentType: 'image/png, image/jpeg, image/webp' } },
+      },
+    },
+  },
+  responses: { 200: { description: 'The video job, `queued`.', content: json(OpenAiVideo) } },
+  errors: [...videoErrors, ...jsonBodyErrors, 'not_found', 'job_limit'],
+  receive: jobUpload(videoForm),
+  async handle({ req, res, deps }) {
+    const job = await withJobMedia(req, async (media, stored) => {
       const raw = { ...(req.body as Record<string, unknown>) };
       // A form's `input_reference[image_url]`, when the form parser left it flat.
       if (raw['input_reference[image_url]'] !== undefined && raw.input_reference === undefined) {
@@ -157,13 +134,13 @@ export function videosRouter(deps: VideoDeps): Router {
       const body = validate(VideoCreateRequest, raw);
       const reference =
         typeof body.input_reference === 'string' ? body.input_reference : body.input_reference?.image_url;
-      if (reference !== undefined && req.file_reference) {
+      if (reference !== undefined && stored.image) {
         throw new SwitchboardError('invalid_request', {
           message: 'input_reference: given both as a file part and as a URL',
           param: 'input_reference',
         });
       }
-      if (reference === undefined && !req.file_reference) {
+      if (reference === undefined && !stored.image) {
         throw new SwitchboardError('invalid_request', {
           message: 'input_reference: is required (the image to animate)',
           param: 'input_reference',
@@ -179,9 +156,8 @@ export function videosRouter(deps: VideoDeps): Router {
         fps: body.fps,
         seed: body.seed,
       });
-      let image: StoredMedia;
       try {
-        image = req.file_reference ?? (await media.fromString('image', reference!));
+        stored.image ??= await media.fromString('image', reference!);
       } catch (error) {
         if (error instanceof SwitchboardError && error.param === 'image') {
           throw new SwitchboardError(error.code, {
@@ -191,52 +167,137 @@ export function videosRouter(deps: VideoDeps): Router {
         }
         throw error;
       }
-      const key = res.locals.ctx.key!;
-      const outcome = await deps.animation.board.submit({
-        jobId: media.jobId,
-        ownerKeyId: key.id,
-        backend: 'video-diffusion',
-        ...jobSpec(fields, { image }),
-        activeLimit: deps.tiers[key.tier].animation_jobs,
-      });
-      res.json(videoView(outcome.job, await native()));
-    } catch (error) {
-      await media.discard();
-      throw error;
-    }
-  });
+      return submitJob(deps, res.locals.ctx.key!, { fields, media, stored });
+    });
+    return videoView(job, await nativeSize(deps));
+  },
+});
 
-  router.get('/videos', async (req, res) => {
-    const query = validate(VideoListQuery, req.query);
-    const page = await deps.animation.board.list(res.locals.ctx.key!.id, {
+export const openAiListVideosRoute = route({
+  method: 'get',
+  path: '/v1/videos',
+  operationId: 'openAiListVideos',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  tier: 'professional',
+  errorDialect: 'openai',
+  summary: "List the key's videos (OpenAI shape)",
+  description: `Every animation job of the key, newest first (jobs from POST /animate included, \`model\` naming their back-end).`,
+  query: VideoListQuery,
+  responses: {
+    200: {
+      description: 'A page of videos.',
+      content: json(
+        z
+          .object({
+            object: z.literal('list'),
+            data: z.array(OpenAiVideo),
+            first_id: z.string().nullable(),
+            last_id: z.string().nullable(),
+            has_more: z.boolean(),
+          })
+          .meta({ id: 'OpenAiVideoList' }),
+      ),
+    },
+  },
+  errors: [...videoErrors, 'invalid_request'],
+  async handle({ res, query, deps }) {
+    const page = await deps.clients.animation.list(res.locals.ctx.key!.id, {
       limit: query.limit,
       after: query.after,
     });
-    const size = await native();
+    const size = await nativeSize(deps);
     const data = page.data.map((job) => videoView(job, size));
-    res.json({
+    return {
       object: 'list',
       data,
       first_id: data[0]?.id ?? null,
       last_id: data.at(-1)?.id ?? null,
       has_more: page.has_more,
-    });
-  });
+    };
+  },
+});
 
-  router.get('/videos/:id', async (req, res) => {
-    const job = await deps.animation.board.get(res.locals.ctx.key!.id, String(req.params.id));
-    res.json(videoView(job, await native()));
-  });
+export const openAiGetVideoRoute = route({
+  method: 'get',
+  path: '/v1/videos/{id}',
+  operationId: 'openAiGetVideo',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  tier: 'professional',
+  errorDialect: 'openai',
+  summary: 'Get a video (OpenAI shape)',
+  params: VideoPath,
+  responses: { 200: { description: 'The video job.', content: json(OpenAiVideo) } },
+  errors: [...videoErrors, 'job_not_found'],
+  async handle({ req, res, deps }) {
+    const job = await deps.clients.animation.get(res.locals.ctx.key!.id, String(req.params.id));
+    return videoView(job, await nativeSize(deps));
+  },
+});
 
-  router.delete('/videos/:id', async (req, res) => {
-    const job = await deps.animation.board.cancel(res.locals.ctx.key!.id, String(req.params.id));
-    res.json({ id: job.job_id, object: 'video.deleted', deleted: true });
-  });
+export const openAiDeleteVideoRoute = route({
+  method: 'delete',
+  path: '/v1/videos/{id}',
+  operationId: 'openAiDeleteVideo',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  tier: 'professional',
+  errorDialect: 'openai',
+  summary: 'Cancel a video (OpenAI shape)',
+  description: `Cancels the job as DELETE /animate/{job_id} does: a queued job at once, a running one within 2 s; a job that already finished → \`409 job_finished\` (its files expire with the store's retention).`,
+  params: VideoPath,
+  responses: {
+    200: {
+      description: 'The job was canceled.',
+      content: json(
+        z
+          .object({ id: z.string(), object: z.literal('video.deleted'), deleted: z.literal(true) })
+          .meta({ id: 'OpenAiVideoDeleted' }),
+      ),
+    },
+  },
+  errors: [...videoErrors, 'job_not_found', 'job_finished'],
+  async handle({ req, res, deps }) {
+    const job = await deps.clients.animation.cancel(res.locals.ctx.key!.id, String(req.params.id));
+    return { id: job.job_id, object: 'video.deleted', deleted: true };
+  },
+});
 
-  router.get('/videos/:id/content', async (req, res) => {
-    validate(VideoContentQuery, req.query);
-    await serveJobVideo(deps.objects, String(req.params.id), req, res);
-  });
+export const openAiGetVideoContentRoute = route({
+  method: 'get',
+  path: '/v1/videos/{id}/content',
+  operationId: 'openAiGetVideoContent',
+  tag: 'OpenAI-compatible',
+  auth: 'apiKey',
+  tier: 'professional',
+  errorDialect: 'openai',
+  summary: 'Download a video (OpenAI shape)',
+  description: `The MP4 of a completed video, served as GET /api/videos/{job_id}.mp4 (one \`Range\` → 206). A video not completed, or another key's, → 404.`,
+  params: VideoPath,
+  query: VideoContentQuery,
+  headers: z.object({
+    Range: z.string().optional().meta({ description: 'One byte range, e.g. `bytes=0-1048575`.' }),
+  }),
+  responses: {
+    200: {
+      description: 'The MP4.',
+      content: { 'video/mp4': { schema: z.string().meta({ contentMediaType: 'video/mp4' }) } },
+    },
+    206: {
+      description: 'The asked bytes.',
+      content: { 'video/mp4': { schema: z.string().meta({ contentMediaType: 'video/mp4' }) } },
+    },
+    416: rangeNotSatisfiable('openai'),
+  },
+  errors: [...keyErrors, 'invalid_request', 'not_found', 'unavailable'],
+  serve: ({ req, res, deps }) => serveJobVideo(deps.objects, String(req.params.id), req, res),
+});
 
-  return router;
-}
+export const openAiVideoRoutes = [
+  openAiCreateVideoRoute,
+  openAiListVideosRoute,
+  openAiGetVideoRoute,
+  openAiDeleteVideoRoute,
+  openAiGetVideoContentRoute,
+];

@@ -1,7 +1,15 @@
-import type { Router } from 'express';
-import { exactRouter } from '../http/router.js';
-import { asset, contentSecurityPolicy, dependencyFile, page, publicFile } from '../http/static-files.js';
-import { openApiDocument } from '../contract/document.js';
+import { z } from 'zod';
+import {
+  asset,
+  contentSecurityPolicy,
+  dependencyFile,
+  page,
+  publicFile,
+  staticFileRoute,
+} from '../http/static-files.js';
+import { tag } from '../contract/operations.js';
+import { json } from '../contract/responses.js';
+import { route } from '../http/route.js';
 
 /**
  * What Scalar's API reference needs, and nothing more. Its bundle and our page's start-up script
@@ -19,19 +27,51 @@ const docsPolicy = contentSecurityPolicy({
   'font-src': "'self' data:",
 });
 
+export const openapiRoute = route({
+  method: 'get',
+  path: '/openapi.json',
+  operationId: 'openapi',
+  tag,
+  auth: 'public',
+  summary: 'This OpenAPI 3.1 document',
+  responses: { 200: { description: 'The document.', content: json(z.looseObject({})) } },
+  errors: [],
+  serve({ res, deps }) {
+    res.type('json').send(deps.openApiJson);
+  },
+});
+
 /**
  * /openapi.json and /docs: public (no key), like the probes. /docs is Scalar's API reference
  * (@scalar/api-reference's standalone browser bundle, served from node_modules) reading
- * /openapi.json, configured by public/docs/docs.js to make no request beyond this gateway.
+ * /openapi.json, configured by public/docs/docs.js to make no request beyond this gateway; its
+ * scripts are served from this gateway so the page needs nothing else.
  */
-export function publicDocsRouter(): Router {
-  const router = exactRouter();
-  const body = JSON.stringify(openApiDocument);
-  router.get('/openapi.json', (_req, res) => {
-    res.type('json').send(body);
-  });
-  router.get('/docs', page(publicFile('docs/index.html'), docsPolicy));
-  router.get('/docs/docs.js', asset(publicFile('docs/docs.js')));
-  router.get('/docs/scalar.js', asset(dependencyFile('@scalar/api-reference/browser/standalone.js')));
-  return router;
-}
+export const publicDocsRoutes = [
+  openapiRoute,
+  staticFileRoute({
+    path: '/docs',
+    operationId: 'docs',
+    tag,
+    kind: 'page',
+    summary: 'This documentation (web page)',
+    description: 'Rendered from `/openapi.json`.',
+    serves: page(publicFile('docs/index.html'), docsPolicy),
+  }),
+  staticFileRoute({
+    path: '/docs/docs.js',
+    operationId: 'docsScript',
+    tag,
+    kind: 'script',
+    summary: 'The script that starts the documentation page',
+    serves: asset(publicFile('docs/docs.js')),
+  }),
+  staticFileRoute({
+    path: '/docs/scalar.js',
+    operationId: 'docsScalarBundle',
+    tag,
+    kind: 'script',
+    summary: "Scalar's API reference (its browser bundle)",
+    serves: asset(dependencyFile('@scalar/api-reference/browser/standalone.js')),
+  }),
+];

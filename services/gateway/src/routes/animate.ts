@@ -1,118 +1,98 @@
-import type { Request, RequestHandler, Router } from 'express';
-import multer, { MulterError } from 'multer';
+import type { Request } from 'express';
 import { SwitchboardError } from '@switchboard/errors';
-import { newJobId } from '@switchboard/jobs';
-import type { ObjectStore } from '@switchboard/objectstore';
-import { fileParts } from '../animation/file-parts.js';
-import { JobMedia, type StoredMedia } from '../animation/job-media.js';
+import { z } from 'zod';
+import type { StoredMedia } from '../animation/job-media.js';
+import { jobUpload, withJobMedia, type JobForm } from '../animation/job-upload.js';
+import { jobView } from '../animation/job-view.js';
 import { mediaFields, type MediaField } from '../animation/request.js';
+import { checkDrivers, submitJob } from '../animation/submission.js';
 import {
+  AnimateAccepted,
+  AnimateForm,
   AnimateFormFields,
   AnimateRequest,
+  Job,
+  JobList,
   JobListQuery,
+  JobPath,
   type AnimateFields,
 } from '../contract/animation.js';
-import { bodyHash, checkDrivers, jobSpec, type MediaSet } from '../animation/submission.js';
-import type { AnimationJobs } from '../clients/animation.js';
-import type { TierPolicies } from '@switchboard/keys';
-import { hasBody, jsonBody } from '../http/json-body.js';
-import { exactRouter } from '../http/router.js';
+import { headerRef, json, jsonBodyErrors, keyErrors } from '../contract/responses.js';
+import { route } from '../http/route.js';
 import { validate } from '../http/validate.js';
-import { jobView } from './job-view.js';
-import { fromMulterError, type MulterErrorWording } from '../http/multer-errors.js';
-
-type AnimateRequest = Request & { media?: JobMedia; stored?: MediaSet };
 
 /** Stands for a JSON medium not yet stored, when only its presence matters. */
 const pending: StoredMedia = { key: '', identity: '' };
 
-const formErrors: MulterErrorWording = {
-  tooLarge: { message: "The media are larger than the key's tier allows." },
-  unexpectedFile: (field) => `${field}: file parts are image, driving_video and audio, one each`,
-  malformed: 'form',
-};
-
-/** /animate (API.md §5); the tier gate runs before this router. */
-export function animateRouter(
-  animation: AnimationJobs,
-  objects: ObjectStore,
-  tiers: TierPolicies,
-  bodyLimitBytes: number,
-): Router {
-  const router = exactRouter();
-  const json = jsonBody(bodyLimitBytes);
-  const forms = new Map(
-    Object.entries(tiers).map(([tier, policy]) => [
-      tier,
-      multer({
-        storage: fileParts(
-          (fieldname) => fieldname as MediaField,
-          (req, field, media) => (((req as AnimateRequest).stored ??= {})[field] = media),
-        ),
-        limits: {
-          fileSize: policy.upload_limit_bytes,
-          files: 3,
-          fields: 16,
-          fieldSize: 32 * 1024,
-          parts: 19,
-        },
-      }).fields(mediaFields.map((name) => ({ name, maxCount: 1 }))),
-    ]),
-  );
-
-  /** A job id and a place for its media, before any byte of the body is read. */
-  const prepare: RequestHandler = (req, res, next) => {
-    const key = res.locals.ctx.key;
-    if (!key) {
-      next(new SwitchboardError('unauthorized'));
-      return;
-    }
-    const limit = tiers[key.tier].upload_limit_bytes;
-    (req as AnimateRequest).media = new JobMedia(objects, newJobId(), key.id, limit);
+const animateForm: JobForm = {
+  fileParts: { image: 'image', driving_video: 'driving_video', audio: 'audio' },
+  limits: () => ({ files: 3, fields: 16, fieldSize: 32 * 1024, parts: 19 }),
+  wording: {
+    tooLarge: { message: "The media are larger than the key's tier allows." },
+    unexpectedFile: (field) => `${field}: file parts are image, driving_video and audio, one each`,
+    malformed: 'form',
+  },
+  unsupported: 'Send the job as application/json, or as multipart/form-data with file parts for large media.',
+  refuseDeclaredOversize: true,
+  check(req: Request) {
     const idempotencyKey = req.get('idempotency-key');
     if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > 255)) {
-      next(
-        new SwitchboardError('invalid_request', {
-          message: 'Idempotency-Key must be 1 to 255 characters.',
-          param: 'Idempotency-Key',
-        }),
-      );
-      return;
-    }
-    if (req.is('multipart/form-data')) {
-      // Refuse at once what is certainly too large; the streamed count catches the rest.
-      if (Number(req.get('content-length') ?? 0) > limit + 64 * 1024) {
-        next(fromMulterError(new MulterError('LIMIT_FILE_SIZE', 'image'), formErrors));
-        return;
-      }
-      forms.get(key.tier)!(req, res, (error?: unknown) => {
-        if (error === undefined) {
-          next();
-          return;
-        }
-        // A form cut short keeps none of the parts already stored, before the answer goes out.
-        void (req as AnimateRequest).media!.discard().finally(() => next(fromMulterError(error, formErrors)));
+      throw new SwitchboardError('invalid_request', {
+        message: 'Idempotency-Key must be 1 to 255 characters.',
+        param: 'Idempotency-Key',
       });
-      return;
     }
-    if (hasBody(req.headers) && !req.is('application/json') && !req.is('application/*+json')) {
-      next(
-        new SwitchboardError('unsupported_media_type', {
-          message:
-            'Send the job as application/json, or as multipart/form-data with file parts for large media.',
-        }),
-      );
-      return;
-    }
-    json(req, res, next);
-  };
+  },
+};
 
-  router.post('/animate', prepare, async (req: AnimateRequest, res) => {
-    const media = req.media!;
-    try {
+export const createAnimationRoute = route({
+  method: 'post',
+  path: '/animate',
+  operationId: 'createAnimation',
+  tag: 'Animation',
+  auth: 'apiKey',
+  tier: 'professional',
+  summary: 'Start an animation job',
+  description: `Queues a job that turns an image into a video; poll \`Location\` for its progress. Jobs are accepted even while no animation worker runs (one that starts later takes them). Too many queued and running jobs for the key's tier → \`429 job_limit\`. An \`avatar\` job while the avatar service is not configured → \`503 unavailable\`.`,
+  headers: z.object({
+    'Idempotency-Key': z.string().max(255).optional().meta({
+      description:
+        'The same key and the same body within 24 h return the same job, also while the first request is still in flight; the same key with another body → `422 idempotency_key_reused`.',
+    }),
+  }),
+  body: {
+    content: {
+      'application/json': { schema: AnimateRequest },
+      'multipart/form-data': {
+        schema: AnimateForm,
+        encoding: {
+          image: { contentType: 'image/png, image/jpeg, image/webp, text/plain' },
+          driving_video: { contentType: 'video/*, text/plain' },
+          audio: { contentType: 'audio/*, video/webm, text/plain' },
+        },
+      },
+    },
+  },
+  responses: {
+    202: {
+      description: 'The job was queued (or, repeated, the job it started).',
+      headers: { Location: headerRef('Location', 'The job: `/animate/<job_id>`.') },
+      content: json(AnimateAccepted),
+    },
+  },
+  errors: [
+    ...keyErrors,
+    ...jsonBodyErrors,
+    'not_found',
+    'idempotency_key_reused',
+    'job_limit',
+    'unavailable',
+  ],
+  receive: jobUpload(animateForm),
+  async handle({ req, res, deps }) {
+    const job = await withJobMedia(req, async (media, stored) => {
       const multipart = req.is('multipart/form-data') !== false;
       const fields: AnimateFields = validate(multipart ? AnimateFormFields : AnimateRequest, req.body);
-      const stored: MediaSet = { ...req.stored };
       // A missing driver is named before any JSON medium is decoded and stored.
       const given = (field: MediaField) =>
         stored[field] ?? (fields[field] === undefined ? undefined : pending);
@@ -133,48 +113,71 @@ export function animateRouter(
         stored[field] = await media.fromString(field, value);
       }
       checkDrivers(fields, stored);
-      if (!(await animation.isConfigured(fields.backend))) {
-        throw new SwitchboardError('unavailable', {
-          message: `The ${fields.backend} back-end is not configured on this cluster.`,
-        });
-      }
-      const key = res.locals.ctx.key!;
-      const idempotencyKey = req.get('idempotency-key');
-      const outcome = await animation.board.submit({
-        jobId: media.jobId,
-        ownerKeyId: key.id,
-        backend: fields.backend,
-        ...jobSpec(fields, stored),
-        activeLimit: tiers[key.tier].animation_jobs,
-        idempotency:
-          idempotencyKey === undefined
-            ? undefined
-            : { key: idempotencyKey, bodyHash: bodyHash(fields, stored) },
+      return submitJob(deps, res.locals.ctx.key!, {
+        fields,
+        media,
+        stored,
+        idempotencyKey: req.get('idempotency-key'),
       });
-      if (outcome.kind === 'duplicate') await media.discard();
-      const job = outcome.job;
-      res.status(202);
-      res.setHeader('Location', `/animate/${job.job_id}`);
-      res.json({ job_id: job.job_id, status: job.status, status_url: `/animate/${job.job_id}` });
-    } catch (error) {
-      await media.discard();
-      throw error;
-    }
-  });
+    });
+    res.setHeader('Location', `/animate/${job.job_id}`);
+    return { job_id: job.job_id, status: job.status, status_url: `/animate/${job.job_id}` };
+  },
+});
 
-  router.get('/animate', async (req, res) => {
-    const query = validate(JobListQuery, req.query);
-    const page = await animation.board.list(res.locals.ctx.key!.id, query);
-    res.json({ data: page.data.map(jobView), has_more: page.has_more });
-  });
+export const listAnimationsRoute = route({
+  method: 'get',
+  path: '/animate',
+  operationId: 'listAnimations',
+  tag: 'Animation',
+  auth: 'apiKey',
+  tier: 'professional',
+  summary: "List the key's animation jobs",
+  description: `Newest first, a page at a time: pass the last \`job_id\` of a page as \`after\` for the next.`,
+  query: JobListQuery,
+  responses: { 200: { description: 'A page of jobs.', content: json(JobList) } },
+  errors: [...keyErrors, 'invalid_request', 'unavailable'],
+  async handle({ res, query, deps }) {
+    const page = await deps.clients.animation.list(res.locals.ctx.key!.id, query);
+    return { data: page.data.map(jobView), has_more: page.has_more };
+  },
+});
 
-  router.get('/animate/:job_id', async (req, res) => {
-    res.json(jobView(await animation.board.get(res.locals.ctx.key!.id, String(req.params.job_id))));
-  });
+export const getAnimationRoute = route({
+  method: 'get',
+  path: '/animate/{job_id}',
+  operationId: 'getAnimation',
+  tag: 'Animation',
+  auth: 'apiKey',
+  tier: 'professional',
+  summary: 'Get an animation job',
+  params: JobPath,
+  responses: { 200: { description: 'The job.', content: json(Job) } },
+  errors: [...keyErrors, 'job_not_found', 'unavailable'],
+  handle: async ({ req, res, deps }) =>
+    jobView(await deps.clients.animation.get(res.locals.ctx.key!.id, String(req.params.job_id))),
+});
 
-  router.delete('/animate/:job_id', async (req, res) => {
-    res.json(jobView(await animation.board.cancel(res.locals.ctx.key!.id, String(req.params.job_id))));
-  });
+export const cancelAnimationRoute = route({
+  method: 'delete',
+  path: '/animate/{job_id}',
+  operationId: 'cancelAnimation',
+  tag: 'Animation',
+  auth: 'apiKey',
+  tier: 'professional',
+  summary: 'Cancel an animation job',
+  description: `A queued job is canceled at once, a running one stops within 2 s; a job that already finished → \`409 job_finished\`.`,
+  params: JobPath,
+  responses: { 200: { description: 'The job, canceled.', content: json(Job) } },
+  errors: [...keyErrors, 'job_not_found', 'job_finished', 'unavailable'],
+  handle: async ({ req, res, deps }) =>
+    jobView(await deps.clients.animation.cancel(res.locals.ctx.key!.id, String(req.params.job_id))),
+});
 
-  return router;
-}
+/** Animation jobs of the key: start, list, read, cancel. */
+export const animateRoutes = [
+  createAnimationRoute,
+  listAnimationsRoute,
+  getAnimationRoute,
+  cancelAnimationRoute,
+];

@@ -1,16 +1,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Request, Router } from 'express';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { SwitchboardError } from '@switchboard/errors';
 import { CLUSTER_SECRET_KEY } from '@switchboard/grpc';
-import type { Logger } from '@switchboard/telemetry';
-import { exactRouter } from '../http/router.js';
-import type { DevtoolsLocator } from '../sessions/session-router.js';
-import type { LiveRequests } from '../auth/live-requests.js';
 import { takeUpgrade } from '../http/upgrades.js';
 import { CLOSE_POLICY_VIOLATION, CLOSE_TRY_AGAIN_LATER, RelayedWebSocket } from '../http/websocket-ending.js';
-import { sessionIdParam } from './session-id.js';
+import { sessionIdParam } from '../sessions/session-id.js';
+import { SessionPath, action, base, tag } from '../contract/browser-sessions.js';
+import { z } from 'zod';
+import { perApp, route } from '../http/route.js';
 
 /** Where an accepted DevTools upgrade goes (set by the route, read by the proxy). */
 interface DevtoolsTarget {
@@ -27,19 +25,9 @@ const closeCodeFor = (reason: SwitchboardError): number =>
 
 const targets = new WeakMap<IncomingMessage, DevtoolsTarget>();
 
-/**
- * `GET /api/browser/session/{id}/devtools` (API.md §6): a WebSocket to the session browser's
- * DevTools, proxied to the owning worker's relay after the same checks as every other call. The
- * API key stays here: the worker gets the caller's key id, as in gRPC metadata.
- */
-export function browserDevtoolsRouter(
-  sessions: DevtoolsLocator,
-  logger: Logger,
-  clusterSecret: string,
-  /** Open DevTools sockets, closed once a new request with their key would be refused. */
-  live: LiveRequests,
-): Router {
-  const proxy = createProxyMiddleware<IncomingMessage>({
+const proxyOf = perApp(({ logger, config }) => {
+  const clusterSecret = config.clusterSecret;
+  return createProxyMiddleware<IncomingMessage>({
     ws: true,
     changeOrigin: true,
     router: (req) => targets.get(req)!.origin,
@@ -69,12 +57,48 @@ export function browserDevtoolsRouter(
       error: (m: unknown) => logger.warn({ detail: m }, 'devtools proxy'),
     },
   });
+});
 
-  const router = exactRouter();
-  router.get('/api/browser/session/:id/devtools', async (req: Request, res) => {
+/**
+ * A WebSocket to the session browser's
+ * DevTools, proxied to the owning worker's relay after the same checks as every other call. The
+ * API key stays here: the worker gets the caller's key id, as in gRPC metadata.
+ */
+export const browserSessionDevtoolsRoute = route({
+  method: 'get',
+  path: `${base}/{id}/devtools`,
+  operationId: 'browserSessionDevtools',
+  tag,
+  auth: 'apiKey',
+  summary: 'Chrome DevTools Protocol (WebSocket)',
+  description:
+    "A WebSocket upgrade to the session browser's DevTools endpoint, proxied. Send the API key in the `Authorization` header: Playwright `chromium.connectOverCDP(devtools_url, {headers})`, Puppeteer `puppeteer.connect({browserWSEndpoint: devtools_url, headers})`. DevTools traffic counts as session activity. A session has at most `BROWSER_MAX_DEVTOOLS_CONNECTIONS` (default 8) DevTools connections open at once, however many gateways they come through: one more is `429 rate_limited`, and the open ones keep working. `Target.createTarget` past the session's tab bound (`BROWSER_MAX_TABS`, default 10) gets a CDP error.",
+  params: SessionPath,
+  headers: z.object({
+    Connection: z.literal('Upgrade'),
+    Upgrade: z.literal('websocket'),
+    'Sec-WebSocket-Key': z.string(),
+    'Sec-WebSocket-Version': z.literal('13'),
+  }),
+  responses: {
+    101: {
+      // Written by the worker's relay through the proxy: none of the gateway's headers.
+      gatewayHeaders: false,
+      description:
+        'Switching Protocols: the connection now speaks the Chrome DevTools Protocol (JSON messages over WebSocket).',
+      headers: {
+        Upgrade: { description: '`websocket`', schema: { const: 'websocket' } },
+        Connection: { description: '`Upgrade`', schema: { const: 'Upgrade' } },
+        'Sec-WebSocket-Accept': { description: 'RFC 6455 accept value.', schema: { type: 'string' } },
+      },
+    },
+  },
+  // invalid_request: a plain GET, without the upgrade.
+  errors: [...action, 'invalid_request'],
+  async serve({ req, res, deps }) {
     const id = sessionIdParam(req);
     const { ctx } = res.locals;
-    const devtoolsAddress = await sessions.devtoolsAddress(id, ctx.key?.id ?? '');
+    const devtoolsAddress = await deps.clients.browser.devtoolsAddress(id, ctx.key?.id ?? '');
     const upgrade = takeUpgrade(req);
     if (!upgrade) {
       throw new SwitchboardError('invalid_request', {
@@ -91,8 +115,7 @@ export function browserDevtoolsRouter(
     });
     // Revoked key, stale key store, address no longer allowed: the client gets a close frame
     // naming the code a new request would get (or, before the upgrade completed, a cut).
-    live.track(res, ctx.recheckAccess, (reason) => socket.close(closeCodeFor(reason), reason.code));
-    proxy.upgrade(req, upgrade.socket as never, upgrade.head);
-  });
-  return router;
-}
+    deps.live.track(res, ctx.recheckAccess, (reason) => socket.close(closeCodeFor(reason), reason.code));
+    proxyOf(deps).upgrade(req, upgrade.socket as never, upgrade.head);
+  },
+});

@@ -1,101 +1,178 @@
-import type { Request, Router } from 'express';
-import { exactRouter } from '../http/router.js';
-import type { Session, SessionRouter } from '../sessions/session-router.js';
 import { callContext } from '../clients/call-context.js';
-import type { TierPolicies } from '@switchboard/keys';
-import { jsonBody } from '../http/json-body.js';
 import { webSocketOrigin } from '../http/public-origin.js';
-import { validate } from '../http/validate.js';
-import { sessionIdParam as sessionId } from './session-id.js';
+import { readJson, route } from '../http/route.js';
+import { sessionIdParam as sessionId } from '../sessions/session-id.js';
+import { closedView, detailsView } from '../sessions/session-view.js';
 import {
-  CreateSessionRequest,
+  CaptureResult,
   InputRequest,
+  InputResult,
   NavigateRequest,
+  NavigateResult,
+  SessionClosed,
+  SessionCreated,
+  SessionDetails,
+  SessionPath,
   SubmitRequest,
+  SubmitResult,
+  action,
+  base,
+  onSession,
+  tag,
+  CreateSessionRequest,
 } from '../contract/browser-sessions.js';
+import { json, jsonBodyErrors, keyErrors, workerErrors } from '../contract/responses.js';
 
-function detailsView(session: Session) {
-  return {
-    session_id: session.session_id,
-    status: session.status,
-    created_at: session.created_at,
-    // Nothing committed yet reads as null rather than an empty string.
-    current_url: session.current_url || null,
-    history: session.history,
-    screenshots: session.screenshots,
-    // Empty while the session is active.
-    end_reason: session.end_reason || null,
-  };
-}
-
-/** /api/browser/session/* (API.md §6): every call goes to the worker that owns the session. */
-export function browserRouter(
-  browser: SessionRouter,
-  tiers: TierPolicies,
-  bodyLimitBytes: number,
-  /** The origin clients reach the gateway at, for `devtools_url` (see http/public-origin.ts). */
-  originOf: (req: Request) => string,
-): Router {
-  const router = exactRouter();
-  const body = jsonBody(bodyLimitBytes);
-  const base = '/api/browser/session';
-
-  router.post(`${base}/create`, body, async (req, res) => {
-    const input = validate(CreateSessionRequest, req.body);
+export const createBrowserSessionRoute = route({
+  method: 'post',
+  path: `${base}/create`,
+  operationId: 'createBrowserSession',
+  tag,
+  auth: 'apiKey',
+  summary: 'Create a browser session',
+  description:
+    "Takes a Chromium process from the pre-launched pool. The session and its screenshots belong to the key id that created it. Too many sessions for the key's tier → `429 session_limit`; no browser capacity anywhere → `503 no_capacity`, and so is one more session for a key that already holds its share of the cluster's browsers (`BROWSER_KEY_CAPACITY_SHARE`, default half) while other keys are being turned away — both with `Retry-After`.",
+  body: CreateSessionRequest,
+  bodyOptional: true,
+  responses: { 201: { description: 'The session.', content: json(SessionCreated) } },
+  errors: [...keyErrors, ...jsonBodyErrors, 'session_limit', 'no_capacity', ...workerErrors],
+  async handle({ req, res, body, deps }) {
     const tier = res.locals.ctx.key?.tier ?? 'basic';
-    const session = await browser.create(
-      { viewport_width: input.viewport_width, viewport_height: input.viewport_height },
-      tiers[tier].browser_sessions,
+    const session = await deps.clients.browser.create(
+      { viewport_width: body.viewport_width, viewport_height: body.viewport_height },
+      deps.config.tiers[tier].browser_sessions,
       callContext(res),
     );
-    res.status(201).json({
+    return {
       session_id: session.session_id,
-      status: session.status,
+      status: session.status as 'active',
       created_at: session.created_at,
-      devtools_url: `${webSocketOrigin(originOf(req))}/api/browser/session/${session.session_id}/devtools`,
-    });
-  });
+      devtools_url: `${webSocketOrigin(deps.originOf(req))}/api/browser/session/${session.session_id}/devtools`,
+    };
+  },
+});
 
-  router.post(`${base}/:id/navigate`, body, async (req, res) => {
+export const navigateBrowserSessionRoute = route({
+  method: 'post',
+  path: `${base}/{id}/navigate`,
+  operationId: 'navigateBrowserSession',
+  tag,
+  auth: 'apiKey',
+  summary: 'Open a URL',
+  description:
+    'Answers after the `load` event. Non-http(s) URLs and hosts that resolve to loopback, private, link-local, CGNAT, metadata, multicast or cluster-internal addresses (at connect time, after every redirect, for sub-resources too) → `400 url_not_allowed`. DNS failure, refused connection or a page that never loads → `502 navigation_failed`.',
+  params: SessionPath,
+  body: NavigateRequest,
+  responses: { 200: { description: 'The page loaded.', content: json(NavigateResult) } },
+  errors: [...action, ...jsonBodyErrors, 'url_not_allowed', 'navigation_failed'],
+  async handle({ req, res, body, deps }) {
     const id = sessionId(req);
-    const { url } = validate(NavigateRequest, req.body);
-    const page = await browser.navigate({ session_id: id, url }, callContext(res));
-    res.json({
-      session_id: page.session_id,
-      url: page.url,
-      title: page.title,
-      http_status: page.http_status,
-    });
-  });
+    const page = await deps.clients.browser.navigate({ session_id: id, url: body.url }, callContext(res));
+    return { session_id: page.session_id, url: page.url, title: page.title, http_status: page.http_status };
+  },
+});
 
-  router.post(`${base}/:id/input`, body, async (req, res) => {
+export const inputBrowserSessionRoute = route({
+  method: 'post',
+  path: `${base}/{id}/input`,
+  operationId: 'inputBrowserSession',
+  tag,
+  auth: 'apiKey',
+  summary: 'Type text into an element',
+  params: SessionPath,
+  body: InputRequest,
+  responses: { 200: { description: 'The text was typed.', content: json(InputResult) } },
+  errors: [...action, ...jsonBodyErrors, 'element_not_found'],
+  async handle({ req, res, body, deps }) {
     const id = sessionId(req);
-    const { selector, text } = validate(InputRequest, req.body);
-    const done = await browser.input({ session_id: id, selector, text }, callContext(res));
-    res.json({ session_id: done.session_id, selector: done.selector });
-  });
+    const { selector, text } = body;
+    const done = await deps.clients.browser.input({ session_id: id, selector, text }, callContext(res));
+    return { session_id: done.session_id, selector: done.selector };
+  },
+});
 
-  router.post(`${base}/:id/submit`, body, async (req, res) => {
+export const submitBrowserSessionRoute = route({
+  method: 'post',
+  path: `${base}/{id}/submit`,
+  operationId: 'submitBrowserSession',
+  tag,
+  auth: 'apiKey',
+  summary: 'Submit a form',
+  params: SessionPath,
+  body: SubmitRequest,
+  responses: {
+    200: { description: 'The form was submitted and any navigation settled.', content: json(SubmitResult) },
+  },
+  errors: [...action, ...jsonBodyErrors, 'element_not_found', 'url_not_allowed', 'navigation_failed'],
+  async handle({ req, res, body, deps }) {
     const id = sessionId(req);
-    const { selector } = validate(SubmitRequest, req.body);
-    const done = await browser.submit({ session_id: id, selector }, callContext(res));
-    res.json({ session_id: done.session_id, url: done.url });
-  });
+    const done = await deps.clients.browser.submit(
+      { session_id: id, selector: body.selector },
+      callContext(res),
+    );
+    return { session_id: done.session_id, url: done.url };
+  },
+});
 
-  router.post(`${base}/:id/capture`, body, async (req, res) => {
-    const id = sessionId(req);
-    const { screenshot } = await browser.capture(id, callContext(res));
-    res.json({ screenshot, url: `/api/browser/screenshots/${screenshot}` });
-  });
+export const captureBrowserSessionRoute = route({
+  method: 'post',
+  path: `${base}/{id}/capture`,
+  operationId: 'captureBrowserSession',
+  tag,
+  auth: 'apiKey',
+  summary: 'Take a screenshot',
+  description: 'No body. Screenshots outlive the session (retention is configuration, default 7 days).',
+  params: SessionPath,
+  responses: { 200: { description: 'The screenshot was stored.', content: json(CaptureResult) } },
+  errors: action,
+  receive: readJson,
+  async handle({ req, res, deps }) {
+    const { screenshot } = await deps.clients.browser.capture(sessionId(req), callContext(res));
+    return { screenshot, url: `/api/browser/screenshots/${screenshot}` };
+  },
+});
 
-  router.get(`${base}/:id/details`, async (req, res) => {
-    res.json(detailsView(await browser.details(sessionId(req), callContext(res))));
-  });
+export const getBrowserSessionRoute = route({
+  method: 'get',
+  path: `${base}/{id}/details`,
+  operationId: 'getBrowserSession',
+  tag,
+  auth: 'apiKey',
+  summary: 'Describe a session',
+  description: 'A closed or expired session still answers, with that status, for an hour.',
+  params: SessionPath,
+  responses: { 200: { description: 'The session.', content: json(SessionDetails) } },
+  errors: onSession,
+  handle: async ({ req, res, deps }) =>
+    detailsView(await deps.clients.browser.details(sessionId(req), callContext(res))),
+});
 
-  router.post(`${base}/:id/close`, body, async (req, res) => {
-    const session = await browser.close(sessionId(req), callContext(res));
-    res.json({ session_id: session.session_id, status: session.status });
-  });
+export const closeBrowserSessionRoute = route({
+  method: 'post',
+  path: `${base}/{id}/close`,
+  operationId: 'closeBrowserSession',
+  tag,
+  auth: 'apiKey',
+  summary: 'Close a session',
+  description: 'No body. Closing a closed session again is also `200`.',
+  params: SessionPath,
+  responses: {
+    200: { description: 'The session is closed; its browser process is gone.', content: json(SessionClosed) },
+  },
+  errors: onSession,
+  receive: readJson,
+  async handle({ req, res, deps }) {
+    return closedView(await deps.clients.browser.close(sessionId(req), callContext(res)));
+  },
+});
 
-  return router;
-}
+/** Browser sessions: every call goes to the worker that owns the session. */
+export const browserRoutes = [
+  createBrowserSessionRoute,
+  navigateBrowserSessionRoute,
+  inputBrowserSessionRoute,
+  submitBrowserSessionRoute,
+  captureBrowserSessionRoute,
+  getBrowserSessionRoute,
+  closeBrowserSessionRoute,
+];

@@ -1,19 +1,29 @@
-import type { Router } from 'express';
-import { exactRouter } from '../http/router.js';
-import type { DiffusionWorker } from '../clients/diffusion.js';
+import { GenerateImageRequest, ImageResult } from '../contract/images.js';
+import { json, jsonBodyErrors, keyErrors, workerErrors } from '../contract/responses.js';
 import { callContext } from '../clients/call-context.js';
-import { jsonBody } from '../http/json-body.js';
-import { validate } from '../http/validate.js';
-import { GenerateImageRequest } from '../contract/images.js';
+import { route } from '../http/route.js';
 
-/** POST /generate-image (API.md §4). The worker stores the PNG; this answers where to get it. */
-export function generateImageRouter(diffusion: DiffusionWorker, bodyLimitBytes: number): Router {
-  const router = exactRouter();
-  router.post('/generate-image', jsonBody(bodyLimitBytes), async (req, res) => {
-    const body = validate(GenerateImageRequest, req.body);
+/** The worker stores the PNG; the answer says where to get it. */
+export const generateImageRoute = route({
+  method: 'post',
+  path: '/generate-image',
+  modelCalls: 'diffusion',
+  operationId: 'generateImage',
+  tag: 'Images',
+  auth: 'apiKey',
+  summary: 'Generate an image',
+  body: GenerateImageRequest,
+  responses: {
+    200: {
+      description: 'The generated image, stored in the shared object store.',
+      content: json(ImageResult),
+    },
+  },
+  errors: [...keyErrors, ...jsonBodyErrors, 'model_loading', ...workerErrors],
+  async handle({ res, body, deps }) {
     const abort = new AbortController();
     res.on('close', () => abort.abort());
-    const image = await diffusion.generate(
+    const image = await deps.clients.diffusion.generate(
       {
         prompt: body.prompt,
         negative_prompt: body.negative_prompt ?? '',
@@ -26,7 +36,7 @@ export function generateImageRouter(diffusion: DiffusionWorker, bodyLimitBytes: 
       },
       callContext(res, abort.signal),
     );
-    res.json({
+    return {
       id: image.image_id,
       url: `/api/images/${image.image_id}.png`,
       width: image.width,
@@ -35,7 +45,6 @@ export function generateImageRouter(diffusion: DiffusionWorker, bodyLimitBytes: 
       seed: Number(image.seed),
       model: image.model,
       created: Number(image.created),
-    });
-  });
-  return router;
-}
+    };
+  },
+});

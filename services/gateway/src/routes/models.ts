@@ -1,30 +1,11 @@
-import type { Router } from 'express';
 import type { ModelInfo__Output } from '@switchboard/contracts';
-import { exactRouter } from '../http/router.js';
-import { callContext, type CallContext } from '../clients/call-context.js';
-import type { Capability, ModelLister } from '../clients/model-lister.js';
-
-/**
- * Model lists change only when a model finishes loading, so each worker's answer (or its
- * absence) is kept for a moment: a burst of GET /models costs each worker one call, not one each.
- */
-export class CachedModelList {
-  private answer: { at: number; models: Promise<ModelInfo__Output[] | null> } | undefined;
-
-  constructor(
-    readonly lister: ModelLister,
-    private readonly ttlMs: number,
-  ) {}
-
-  get(ctx: CallContext): Promise<ModelInfo__Output[] | null> {
-    const now = Date.now();
-    if (!this.answer || now - this.answer.at > this.ttlMs) {
-      this.answer = { at: now, models: this.lister.listModels(ctx).catch(() => null) };
-    }
-    return this.answer.models;
-  }
-}
-
+import { z } from 'zod';
+import { callContext } from '../clients/call-context.js';
+import { ModelCatalogue } from '../clients/model-catalogue.js';
+import type { Capability } from '../clients/model-lister.js';
+import { Model } from '../contract/language-model.js';
+import { json, keyErrors, workerErrors } from '../contract/responses.js';
+import { perApp, route } from '../http/route.js';
 /**
  * What a loaded model is (facts a worker reports once the model is ready): its dtype, and what
  * applies to its capability — an llm's context, a whisper model's languages, an image or video
@@ -43,30 +24,42 @@ function modelFacts(capability: Capability, model: ModelInfo__Output) {
   };
 }
 
+const catalogues = perApp((deps) => new ModelCatalogue(deps.clients));
+
 /**
- * GET /models: the models of every capability whose worker answers. A worker that is down is
+ * The models of every capability whose worker answers. A worker that is down is
  * left out rather than failing the whole list; /admin shows worker health.
  */
-export function modelsRouter(listers: readonly ModelLister[], ttlMs = 2000): Router {
-  const router = exactRouter();
-  const lists = listers.map((lister) => new CachedModelList(lister, ttlMs));
-  router.get('/models', async (_req, res) => {
-    const ctx = callContext(res);
-    const answers = await Promise.all(
-      lists.map(async (list) => ({ capability: list.lister.capability, models: await list.get(ctx) })),
-    );
+export const listModelsRoute = route({
+  method: 'get',
+  path: '/models',
+  operationId: 'listModels',
+  tag: 'Language model',
+  auth: 'apiKey',
+  summary: 'List the models of each capability',
+  description:
+    'Models of every capability whose worker answers; a model still loading is listed with `status: loading`.',
+  responses: {
+    200: {
+      description: 'The models.',
+      content: json(z.object({ data: z.array(Model) }).meta({ id: 'ModelList' })),
+    },
+  },
+  errors: [...keyErrors, ...workerErrors],
+  async handle({ res, deps }) {
+    const answers = await catalogues(deps).read(callContext(res));
     const data = answers.flatMap(({ capability, models }) =>
       (models ?? []).map((model) => ({
         id: model.id,
         capability,
-        status: model.status,
+        // The proto field is a string; the workers report only these two.
+        status: model.status as 'ready' | 'loading',
         default: model.is_default,
         development: model.development,
         ...(model.description ? { description: model.description } : {}),
         ...modelFacts(capability, model),
       })),
     );
-    res.json({ data });
-  });
-  return router;
-}
+    return { data };
+  },
+});

@@ -1,185 +1,107 @@
-import { pipeline } from 'node:stream/promises';
-import type { Router } from 'express';
-import { type Request, type Response } from 'express';
-import { SwitchboardError } from '@switchboard/errors';
-import {
-  InvalidObjectKeyError,
-  OWNER_KEY_ID_METADATA,
-  imageKeyOfFile,
-  screenshotKeyOfFile,
-  videoKeyOfFile,
-  type ByteRange,
-  type ObjectInfo,
-  type ObjectStore,
-  type StoredObject,
-} from '@switchboard/objectstore';
-import { sendRangeNotSatisfiable } from '../http/errors.js';
-import { exactRouter } from '../http/router.js';
-import { isSessionId } from './session-id.js';
+// GET of generated images, videos (and their posters) and screenshots from the object store,
+// each to the key that owns it.
+import type { Request } from 'express';
+import { imageKeyOfFile, screenshotKeyOfFile, videoKeyOfFile } from '@switchboard/objectstore';
+import { sessionId, tag } from '../contract/browser-sessions.js';
+import { z } from 'zod';
+import { headerRef, keyErrors, rangeNotSatisfiable, workerErrors } from '../contract/responses.js';
+import { jobId } from '../contract/animation.js';
+import { route } from '../http/route.js';
+import { keyOr404, serveStoredFile } from '../http/stored-file.js';
+import { isSessionId } from '../sessions/session-id.js';
 
-/** Stored files never change under a name (ids and capture times are unique). */
-export const storedFileCacheControl = 'private, max-age=3600';
-
-const notFound = () => new SwitchboardError('not_found');
-
-/**
- * The object key for a request (the layout's parsers), or a 404 before storage is touched.
- * Express has already percent-decoded the parameters, so `..%2F` or `%2e%2e` arrive as `../` and
- * `..` and fail the anchored patterns like any other malformed name.
- */
-function keyOr404(key: string | null | undefined): string {
-  if (!key) throw notFound();
-  return key;
-}
-
-/**
- * What a `Range` header asks of an object of `size` bytes (RFC 9110 §14): `null` to send the
- * whole object with 200, `'unsatisfiable'` for 416, or the bytes for 206. Only one range is
- * served: a header that is malformed, names another unit or lists several ranges is ignored
- * (the whole file, which the RFC allows and every player copes with), so no multipart bodies.
- */
-export function requestedRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | null {
-  if (header === undefined) return null;
-  const match = /^bytes=[ \t]*(\d*)-(\d*)[ \t]*$/i.exec(header);
-  if (!match) return null;
-  const [first, last] = [match[1]!, match[2]!];
-  if (first === '') {
-    if (last === '') return null; // `bytes=-`
-    // The last n bytes; a zero-length suffix, or any range of an empty file, selects nothing.
-    const length = Math.min(Number(last), size);
-    return length === 0 ? 'unsatisfiable' : { start: size - length, end: size - 1 };
-  }
-  const start = Number(first);
-  const end = last === '' ? Infinity : Number(last);
-  if (end < start) return null; // not a valid range at all: ignored, not refused
-  if (start >= size) return 'unsatisfiable';
-  return { start, end: Math.min(end, size - 1) };
-}
-
-/** Store failures become 503 (the cause, with any bucket name, goes to the log only). */
-async function fromStore<T>(read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (error) {
-    if (error instanceof InvalidObjectKeyError) throw notFound();
-    throw new SwitchboardError('unavailable', { message: 'The file store is unavailable.', cause: error });
-  }
-}
-
-/** The caller owns it, or it is answered exactly as a missing object. */
-function checkOwner(info: ObjectInfo | null, res: Response): asserts info is ObjectInfo {
-  const caller = res.locals.ctx.key;
-  if (!caller) throw new SwitchboardError('unauthorized');
-  if (!info || info.metadata[OWNER_KEY_ID_METADATA] !== caller.id) throw notFound();
-}
-
-function setFileHeaders(res: Response, object: StoredObject, length: number): void {
-  res.setHeader('Content-Type', object.contentType);
-  res.setHeader('Content-Length', String(length));
-  res.setHeader('Cache-Control', storedFileCacheControl);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Accept-Ranges', 'bytes');
-}
-
-async function send(object: StoredObject, res: Response): Promise<void> {
-  try {
-    await pipeline(object.stream, res);
-  } catch (error) {
-    // A client that went away, or a store that failed mid-body: the status is sent, so cut it.
-    res.locals.ctx.logger.debug({ err: error }, 'stored file stream ended early');
-    res.destroy();
-  }
-}
-
-/** The whole object, in one read of the store. */
-async function serveWhole(store: ObjectStore, key: string, res: Response): Promise<void> {
-  const object = await fromStore(() => store.get(key));
-  try {
-    checkOwner(object, res);
-  } catch (error) {
-    object?.stream.destroy();
-    throw error;
-  }
-  res.status(200);
-  setFileHeaders(res, object, object.size);
-  await send(object, res);
-}
-
-/**
- * A `Range` request: the description first (owner and size, without reading the body), then
- * only the asked bytes, so seeking in a long video reads a little of it, not all of it.
- */
-async function serveRange(store: ObjectStore, key: string, header: string, res: Response): Promise<void> {
-  const info = await fromStore(() => store.stat(key));
-  checkOwner(info, res);
-  const range = requestedRange(header, info.size);
-  if (range === null) return serveWhole(store, key, res);
-  if (range === 'unsatisfiable') {
-    sendRangeNotSatisfiable(res, info.size);
-    return;
-  }
-  const object = await fromStore(() => store.get(key, { range }));
-  // Gone since the stat (stored files are never replaced under a name, only expire).
-  if (!object) throw notFound();
-  // The store names the bytes it actually carries (a server may have cut or ignored the range).
-  const carried = object.range ?? { start: 0, end: object.size - 1 };
-  res.status(206);
-  setFileHeaders(res, object, carried.end - carried.start + 1);
-  res.setHeader('Content-Range', `bytes ${carried.start}-${carried.end}/${object.size}`);
-  await send(object, res);
-}
-
-/**
- * Streams a stored file to its owner; anyone else gets exactly what a missing object gets. A
- * single `Range` gets 206; an `If-Range` is never matched (no validators are sent), so the RFC
- * has the whole file sent instead.
- */
-export async function serveStoredFile(
-  store: ObjectStore,
-  key: string,
-  req: Request,
-  res: Response,
-): Promise<void> {
-  const range = req.get('range');
-  if (range === undefined || req.get('if-range') !== undefined) return serveWhole(store, key, res);
-  return serveRange(store, key, range, res);
-}
-
-/** The MP4 of an animation job, as GET /api/videos/<job_id>.mp4 serves it (also /v1/videos/{id}/content). */
-export async function serveJobVideo(
-  store: ObjectStore,
-  jobId: string,
-  req: Request,
-  res: Response,
-): Promise<void> {
-  await serveStoredFile(store, keyOr404(videoKeyOfFile(`${jobId}.mp4`)?.key), req, res);
-}
-
+/** A path parameter as Express decoded it. */
 const param = (req: Request, name: string): string => {
   const value = (req.params as Record<string, string | undefined>)[name];
   return typeof value === 'string' ? value : '';
 };
 
-/** GET of generated images, videos (and their posters) and screenshots from the object store. */
-export function storedFilesRouter(store: ObjectStore): Router {
-  const router = exactRouter();
-  router.get('/api/images/:id.png', async (req, res) => {
-    await serveStoredFile(store, keyOr404(imageKeyOfFile(`${param(req, 'id')}.png`)), req, res);
-  });
-  for (const kind of ['mp4', 'jpg']) {
-    router.get(`/api/videos/:job_id.${kind}`, async (req, res) => {
-      await serveStoredFile(
-        store,
+export const getImageRoute = route({
+  method: 'get',
+  path: '/api/images/{id}.png',
+  operationId: 'getImage',
+  tag: 'Images',
+  auth: 'apiKey',
+  summary: 'Download a generated image',
+  description: 'The PNG, exactly `width`×`height`, to the key that generated it; any other key gets 404.',
+  params: z.object({ id: z.string().regex(/^img-/).meta({ description: 'The image id (`img-…`).' }) }),
+  responses: {
+    200: {
+      description: 'The PNG.',
+      content: { 'image/png': { schema: z.string().meta({ contentMediaType: 'image/png' }) } },
+    },
+  },
+  errors: [...keyErrors, 'not_found', ...workerErrors],
+  serve: ({ req, res, deps }) =>
+    serveStoredFile(deps.objects, keyOr404(imageKeyOfFile(`${param(req, 'id')}.png`)), req, res),
+});
+
+export const getBrowserScreenshotRoute = route({
+  method: 'get',
+  path: '/api/browser/screenshots/{session_id}/{filename}',
+  operationId: 'getBrowserScreenshot',
+  tag,
+  auth: 'apiKey',
+  summary: 'Download a screenshot',
+  description: 'To the key that owns the session, also after the session ended.',
+  params: z.object({ session_id: sessionId, filename: z.string().regex(/^capture-[0-9]+\.png$/) }),
+  responses: {
+    200: {
+      description: 'The PNG.',
+      content: { 'image/png': { schema: z.string().meta({ contentMediaType: 'image/png' }) } },
+    },
+  },
+  errors: [...keyErrors, 'session_not_found', 'not_found', ...workerErrors],
+  async serve({ req, res, deps }) {
+    const session = param(req, 'session_id');
+    const key = isSessionId(session) ? screenshotKeyOfFile(session, param(req, 'filename')) : null;
+    await serveStoredFile(deps.objects, keyOr404(key), req, res);
+  },
+});
+
+/** The MP4 and its poster: another key's file is answered exactly as a missing one. */
+function videoFileRoute(kind: 'mp4' | 'jpg') {
+  const mp4 = kind === 'mp4';
+  const type = mp4 ? 'video/mp4' : 'image/jpeg';
+  const content = { [type]: { schema: z.string().meta({ contentMediaType: type }) } };
+  const acceptRanges = { 'Accept-Ranges': headerRef('Accept-Ranges') };
+  return route({
+    method: 'get',
+    path: `/api/videos/{job_id}.${kind}`,
+    operationId: mp4 ? 'getAnimationVideo' : 'getAnimationPoster',
+    tag: 'Animation',
+    auth: 'apiKey',
+    summary: mp4 ? 'Download the video of a job' : 'Download the poster frame of a job',
+    description: `${
+      mp4
+        ? 'The H.264 MP4 of a job that succeeded, to the key that created it.'
+        : 'A JPEG still of the video of a job that succeeded, to the key that created it.'
+    } Any other key gets 404, exactly as for a missing file. One byte range (\`Range: bytes=a-b\`, \`bytes=a-\` or \`bytes=-n\`) is answered with 206 and only those bytes, so players can seek; a header listing several ranges, or one that is not a valid byte range, gets the whole file (200); a range starting past the end gets 416. \`If-Range\` always gets the whole file (no validators are sent).`,
+    params: z.object({ job_id: jobId.meta({ description: 'The job id (`job-…`).' }) }),
+    headers: z.object({
+      Range: z
+        .string()
+        .optional()
+        .meta({ description: 'One byte range, e.g. `bytes=0-1048575`, `bytes=1048576-` or `bytes=-4096`.' }),
+    }),
+    responses: {
+      200: { description: mp4 ? 'The MP4.' : 'The JPEG.', content, headers: acceptRanges },
+      206: {
+        description: 'The asked bytes.',
+        content,
+        headers: { ...acceptRanges, 'Content-Range': headerRef('Content-Range') },
+      },
+      416: rangeNotSatisfiable(),
+    },
+    errors: [...keyErrors, 'not_found', 'unavailable'],
+    serve: ({ req, res, deps }) =>
+      serveStoredFile(
+        deps.objects,
         keyOr404(videoKeyOfFile(`${param(req, 'job_id')}.${kind}`)?.key),
         req,
         res,
-      );
-    });
-  }
-  router.get('/api/browser/screenshots/:session_id/:filename', async (req, res) => {
-    const sessionId = param(req, 'session_id');
-    const key = isSessionId(sessionId) ? screenshotKeyOfFile(sessionId, param(req, 'filename')) : null;
-    await serveStoredFile(store, keyOr404(key), req, res);
+      ),
   });
-  return router;
 }
+
+export const videoFileRoutes = [videoFileRoute('mp4'), videoFileRoute('jpg')];

@@ -1,11 +1,10 @@
-import type { Router } from 'express';
-import type { TierPolicies } from '@switchboard/keys';
-import { exactRouter } from '../http/router.js';
-import type { WhisperWorker } from '../clients/whisper.js';
-import { contentTypes, render, type TranscriptFormat } from '../transcripts/format.js';
-import { TranscribeFields } from '../contract/transcription.js';
+import { z } from 'zod';
+import { headerRef, keyErrors, workerErrors } from '../contract/responses.js';
+import { TranscribeFields, TranscribeRequest, Transcript, uploadLimits } from '../contract/transcription.js';
+import { perApp, route } from '../http/route.js';
 import { validate } from '../http/validate.js';
-import { transcriptionUpload } from './transcription-upload.js';
+import { contentTypes, render, type TranscriptFormat } from '../transcripts/format.js';
+import { transcriptionUpload } from '../transcripts/upload.js';
 
 /** Validates the text parts seen so far; called again once the whole form is read. */
 function readFields(body: unknown) {
@@ -13,16 +12,63 @@ function readFields(body: unknown) {
   return { language: fields.language ?? '', format: fields.format, model: '' };
 }
 
-/** POST /transcribe (API.md §3), streamed from the client through the gateway to the worker. */
-export function transcribeRouter(whisper: WhisperWorker, tiers: TierPolicies): Router {
-  const router = exactRouter();
-  const upload = transcriptionUpload(whisper, tiers, readFields);
-  router.post('/transcribe', upload.receive, async (req, res) => {
-    const transcript = await upload.finish(req);
+const uploads = perApp((deps) => transcriptionUpload(deps.clients.whisper, deps.config.tiers, readFields));
+
+/** Speech to text, streamed from the client through the gateway to the worker. */
+export const transcribeRoute = route({
+  method: 'post',
+  path: '/transcribe',
+  modelCalls: 'whisper',
+  operationId: 'transcribe',
+  tag: 'Transcription',
+  auth: 'apiKey',
+  summary: 'Transcribe audio',
+  description: `The upload is streamed to the worker; it may be as large as the key's tier allows (${uploadLimits.join(', ')} by default). Form fields may come in any order, before or after \`file\`, with the same result: recognition starts once the whole form has arrived. A malformed form (no boundary, cut short, a control character in the file name) is \`400 invalid_request\`.`,
+  body: {
+    content: {
+      'multipart/form-data': {
+        schema: TranscribeRequest,
+        encoding: { file: { contentType: 'audio/*, video/webm, application/octet-stream' } },
+      },
+    },
+  },
+  responses: {
+    200: {
+      description: 'The transcript in the requested `format`.',
+      headers: { 'Content-Language': headerRef('Content-Language') },
+      content: {
+        'text/plain; charset=utf-8': {
+          schema: z.string().meta({ description: '`format=text`: the plain text.' }),
+        },
+        'application/x-subrip': {
+          schema: z
+            .string()
+            .meta({ description: '`format=srt`: cues numbered from 1, `HH:MM:SS,mmm --> HH:MM:SS,mmm`.' }),
+        },
+        'text/vtt': {
+          schema: z
+            .string()
+            .meta({ description: '`format=vtt`: starts with `WEBVTT`, `HH:MM:SS.mmm --> HH:MM:SS.mmm`.' }),
+        },
+        'application/json': { schema: Transcript },
+      },
+    },
+  },
+  errors: [
+    ...keyErrors,
+    'invalid_request',
+    'invalid_audio',
+    'payload_too_large',
+    'unsupported_media_type',
+    'model_loading',
+    ...workerErrors,
+  ],
+  receive: (deps) => uploads(deps).receive,
+  async serve({ req, res, deps }) {
+    const transcript = await uploads(deps).finish(req);
     const format: TranscriptFormat = readFields(req.body).format;
     res.setHeader('Content-Type', contentTypes[format]);
     if (transcript.language) res.setHeader('Content-Language', transcript.language);
     res.send(render(transcript, format));
-  });
-  return router;
-}
+  },
+});

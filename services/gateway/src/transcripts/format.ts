@@ -1,4 +1,4 @@
-/** Transcript formats of API.md §3; the worker returns segments, the gateway renders them. */
+/** Transcript formats: the worker returns segments, the gateway renders them as text, srt, vtt or json. */
 
 export const transcriptFormats = ['text', 'srt', 'vtt', 'json'] as const;
 export type TranscriptFormat = (typeof transcriptFormats)[number];

@@ -13,9 +13,9 @@ import type { BrowserFleet, SessionRecord } from '@switchboard/browser-registry'
 import { SwitchboardError } from '@switchboard/errors';
 import { callMetadata, createClient, ReplicaPool, unary, type UnaryMethod } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
-import type { CallContext } from '../clients/call-context.js';
-import { endpointClientOptions, type WorkerEndpoint } from '../clients/worker-endpoint.js';
-import { countsAsWaiting, fairShare, shareAllows } from './capacity-share.js';
+import type { CallContext } from './call-context.js';
+import { endpointClientOptions, type WorkerEndpoint } from './worker-endpoint.js';
+import { countsAsWaiting, fairShare, shareAllows } from '../sessions/capacity-share.js';
 
 export type Session = Session__Output;
 
@@ -52,19 +52,12 @@ function isWorkerGone(error: unknown): boolean {
 }
 
 /** What the DevTools proxy needs of the router: where the caller's active session can be reached. */
-export interface DevtoolsLocator {
-  /**
-   * The `host:port` of the DevTools relay of the worker that owns the caller's session; 404 for
-   * a session that is missing or someone else's, 410 for an ended one.
-   */
-  devtoolsAddress(sessionId: string, keyId: string): Promise<string>;
-}
 
 /** A session whose worker is gone has ended as `expired`, as far as its last record tells. */
 const endedWithWorker = (last: Session): Session =>
   last.status === 'active' ? { ...last, status: 'expired', end_reason: 'worker_gone' } : last;
 
-/** What an action on an ended session answers (API.md §6: 410), saying why as `details` does. */
+/** What an action on an ended session answers (410 session_ended), saying why as `details` does. */
 const endedSessionError = (route: SessionRoute) => {
   if (route.status !== 'closed') return new SwitchboardError('session_expired');
   const reason = route.record.session.end_reason;
@@ -82,7 +75,7 @@ const endedSessionError = (route: SessionRoute) => {
  * create that loses a race with another replica is undone), and a session's status is rewritten
  * from its worker's liveness.
  */
-export class SessionRouter implements DevtoolsLocator {
+export class SessionRouter {
   /**
    * The configured address (a Service in Kubernetes), resolved as the model workers' names are
    * (through WORKER_DNS_SERVER when set): health checks and the fallback for create.
@@ -268,7 +261,7 @@ export class SessionRouter implements DevtoolsLocator {
 
   /**
    * The session's owner and state, after the ownership check: someone else's session and a
-   * missing one are the same 404 (API.md §6).
+   * missing one are the same 404.
    */
   async route(sessionId: string, ctx: Pick<CallContext, 'keyId'>): Promise<SessionRoute> {
     let record: SessionRecord | null;
@@ -284,6 +277,10 @@ export class SessionRouter implements DevtoolsLocator {
     return { record, status: this.fleet.effectiveStatus(record) };
   }
 
+  /**
+   * The `host:port` of the DevTools relay of the worker that owns the caller's session; 404 for
+   * a session that is missing or someone else's, 410 for an ended one.
+   */
   async devtoolsAddress(sessionId: string, keyId: string): Promise<string> {
     const route = await this.route(sessionId, { keyId });
     if (route.status !== 'active') throw endedSessionError(route);

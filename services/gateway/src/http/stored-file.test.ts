@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { requestedRange } from './stored-files.js';
+import { requestedRange } from './stored-file.js';
 
 test('one byte range is served, cut to the file', () => {
   assert.deepEqual(requestedRange('bytes=0-99', 1000), { start: 0, end: 99 });

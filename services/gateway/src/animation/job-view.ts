@@ -1,6 +1,7 @@
 import type { JobRecord } from '@switchboard/jobs';
+import type { JobErrorCode } from '../contract/animation.js';
 
-/** A job as API.md §5 shows it to its owner. */
+/** A job as its owner sees it. */
 export function jobView(job: JobRecord) {
   return {
     job_id: job.job_id,
@@ -21,7 +22,8 @@ export function jobView(job: JobRecord) {
           height: job.result.height,
         }
       : null,
-    error: job.error ? { code: job.error.code, message: job.error.message } : null,
+    // The record keeps the code as a string; the animation workers write only these.
+    error: job.error ? { code: job.error.code as JobErrorCode, message: job.error.message } : null,
   };
 }
 

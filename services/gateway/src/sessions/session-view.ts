@@ -1,0 +1,25 @@
+import type { z } from 'zod';
+import type { Session } from '../clients/session-router.js';
+import type { SessionEndReason, SessionStatus } from '../contract/browser-sessions.js';
+
+// The worker's proto fields are strings; these views name the values the workers send.
+
+/** A session as its details show it. */
+export function detailsView(session: Session) {
+  return {
+    session_id: session.session_id,
+    status: session.status as SessionStatus,
+    created_at: session.created_at,
+    // Nothing committed yet reads as null rather than an empty string.
+    current_url: session.current_url || null,
+    history: session.history,
+    screenshots: session.screenshots,
+    // Empty while the session is active.
+    end_reason: (session.end_reason || null) as z.infer<typeof SessionEndReason>,
+  };
+}
+
+/** What closing a session answers, its owner's close and an admin's alike. */
+export function closedView(session: Pick<Session, 'session_id' | 'status'>) {
+  return { session_id: session.session_id, status: session.status as 'closed' };
+}
