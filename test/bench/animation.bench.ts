@@ -8,11 +8,9 @@
 //   (3) jobs/s the queue itself sustains: @switchboard/jobs against a real NATS, a JobBoard
 //       submitting while JobTaker loops settle each job at once (no rendering).
 // Numbers, not assertions.
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { cpus, loadavg, platform, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { connect, type NatsConnection } from 'nats';
 import { startNats } from '@switchboard/devcluster';
 import {
@@ -37,6 +35,7 @@ import { Mp4Encoder } from '@switchboard/animation/dist/media/encode.js';
 import { createLogger } from '@switchboard/telemetry';
 import { bearer, createKey } from '../support/admin.js';
 import { dataUrl, makeFixtures, startAnimationStack, submit, type JobView } from '../support/animation.js';
+import { runTool } from '../support/processes.js';
 import { sleep } from '../support/stack.js';
 import { spawnGateway } from '../support/gateway.js';
 import { percentile } from './stats.js';
@@ -61,8 +60,6 @@ const shortJob = { backend: 'video-diffusion', fps: 8, duration_s: 0.5, width: 6
 const ffmpeg = { ffmpeg: 'ffmpeg', ffprobe: 'ffprobe' };
 const execution = { providers: ['cpu'] as const, deviceId: 0, intraOpThreads: 1 };
 const logger = createLogger({ service: 'animation-bench', level: 'error' });
-const run = promisify(execFile);
-
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -72,7 +69,7 @@ const median = (values: number[]) => {
 /** A driving video of 2 s at 25 fps with a tone, as a phone would record one (H.264 + AAC). */
 async function drivingVideo(dir: string): Promise<string> {
   const path = join(dir, 'bench-driving.mp4');
-  await run('ffmpeg', [
+  await runTool('ffmpeg', [
     ...['-nostdin', '-hide_banner', '-loglevel', 'error', '-y'],
     ...['-f', 'lavfi', '-i', 'testsrc2=size=160x160:rate=25:duration=2'],
     ...['-f', 'lavfi', '-i', 'sine=frequency=220:duration=2'],

@@ -1,8 +1,9 @@
 // pnpm bench:llm — generation speed of the llm worker, and what the gateway costs on top:
 // (a) the same runtime in-process (no gRPC, no HTTP), (b) POST /query through the gateway,
 // (c) the same streamed over SSE. Twice: on the tiny development model (random weights, almost
-// no per-token cost: the transport's worst case) and on the real TinyStories-656K from
-// ../shared/models (a real per-token cost). One request at a time: throughput under concurrency
+// no per-token cost: the transport's worst case) and on the real TinyStories-656K from the
+// published model files beside the checkout (a real per-token cost; the bench stops, naming the
+// folder, without them). One request at a time: throughput under concurrency
 // (continuous batching) is pnpm bench:load's. Greedy decoding; the development model never ends
 // early, so it generates exactly BENCH_TOKENS tokens (the real one may end its story sooner;
 // tokens/s counts what was generated). One worker serves both models; the worker and the

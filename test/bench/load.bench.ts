@@ -1,8 +1,8 @@
 // pnpm bench:load — throughput under concurrency through the whole path: clients → a gateway
 // process → the worker over gRPC. Each worker runs twice side by side, its default batching and
 // one request at a time (`<WORKER>_MAX_BATCH=1`), so the gain is a ratio measured in one run:
-//   llm       1, 2, 4, 8, 16, 32 streaming clients on the trained TinyStories-656K of
-//             ../shared/models (greedy, up to BENCH_TOKENS tokens, prompts of several lengths):
+//   llm       1, 2, 4, 8, 16, 32 streaming clients on the trained TinyStories-656K of the
+//             published model files beside the checkout (greedy, up to BENCH_TOKENS tokens, prompts of several lengths):
 //             aggregate and per-stream tokens/s, time to first token and inter-token latency
 //             (p50/p95, as the client sees the SSE events), errors.
 //   whisper   1, 4, 8 clients uploading BENCH_AUDIO_SECONDS of speech to /transcribe (the tiny

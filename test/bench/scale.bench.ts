@@ -1,7 +1,7 @@
 // npm run bench:scale — one gateway in front of 1, then 3 replicas of the llm and diffusion
 // workers, in one run of the local runner's replica mode (SWITCHBOARD_REPLICAS: every replica on
 // its own loopback address behind one DNS name; the extra replicas added at run time):
-//   llm        streaming /query on the trained TinyStories-656K of ../shared/models (greedy)
+//   llm        streaming /query on the trained TinyStories-656K of the published model files (greedy)
 //   diffusion  /generate-image on the tiny development pipeline
 // For each worker and replica count it prints the aggregate throughput through the gateway and
 // each replica's share of the gateway's calls, counted by the replica's own metrics:
@@ -25,7 +25,7 @@ import { freePort, startCluster, type Cluster } from '@switchboard/devcluster';
 import { callMetadata, createClient, unary } from '@switchboard/grpc';
 import { buildTinyDiffusion } from '@switchboard/models-dev';
 import { repoRoot } from '../support/gateway.js';
-import { sharedModelsDir } from '../support/worker.js';
+import { requirePublishedModels } from '../support/shared-models.js';
 import { streamedQuery } from './streamed-query.js';
 
 const llmClients = Number(process.env.BENCH_LLM_CLIENTS ?? 6);
@@ -303,7 +303,7 @@ async function gatewayCounts(metricsUrl: string): Promise<string[]> {
 
 const stateDir = await mkdtemp(join(tmpdir(), 'switchboard-bench-scale-'));
 const modelDir = join(stateDir, 'models');
-await cp(join(sharedModelsDir, 'llm', LLM_MODEL), join(modelDir, 'llm', LLM_MODEL), { recursive: true });
+await cp(requirePublishedModels('llm', LLM_MODEL), join(modelDir, 'llm', LLM_MODEL), { recursive: true });
 await buildTinyDiffusion(join(modelDir, 'diffusion', 'tiny-sd-dev'), { seed: 0 });
 const gatewayMetricsPort = await freePort();
 const cluster = await startCluster({

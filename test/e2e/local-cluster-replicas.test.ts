@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { promises as dns } from 'node:dns';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +7,7 @@ import { test } from 'node:test';
 import { canConnect, freePort, startCluster } from '@switchboard/devcluster';
 import { waitForServing } from '@switchboard/grpc';
 import { repoRoot } from '../support/gateway.js';
-import { isRunning } from '../support/processes.js';
+import { isRunning, spawnNode } from '../support/processes.js';
 
 async function createKey(gatewayUrl: string, adminToken: string): Promise<string> {
   const res = await fetch(`${gatewayUrl}/admin/api/keys`, {
@@ -45,15 +43,12 @@ async function llmRequests(metricsUrl: string): Promise<number> {
 }
 
 test('a bad SWITCHBOARD_REPLICAS stops the runner before it starts anything, naming the entry', async () => {
-  const runner = spawn(process.execPath, [join(repoRoot, 'libs/devcluster/dist/main.js')], {
+  const runner = spawnNode('local cluster', join(repoRoot, 'libs/devcluster/dist/main.js'), {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', SWITCHBOARD_REPLICAS: 'llm=0,gpu=2' },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  runner.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  runner.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  const [code] = (await once(runner, 'exit')) as [number | null];
+  const [code] = await runner.exited;
+  const output = runner.output();
   assert.equal(code, 1, output);
   assert.match(output, /failed to start: SWITCHBOARD_REPLICAS="llm=0,gpu=2"/);
   assert.match(output, /"llm=0": the count must be 1 to 16/);

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +9,7 @@ import { freePort } from '@switchboard/devcluster';
 import { makeAudioFixtures } from '../support/audio.js';
 import { repoRoot } from '../support/gateway.js';
 import { pngSize } from '../support/png.js';
-import { descendants, isRunning as alive } from '../support/processes.js';
+import { descendants, isRunning as alive, spawnNode } from '../support/processes.js';
 import { startTestSite } from '../support/test-site.js';
 
 /** The data of a typed-client call that must answer `status`; otherwise fails showing its error body. */
@@ -28,8 +26,9 @@ test(
     const port = await freePort();
     const site = await startTestSite();
     const stateDir = mkdtempSync(join(tmpdir(), 'sb-e2e-'));
-    const runner = spawn(process.execPath, [join(repoRoot, 'libs/devcluster/dist/main.js')], {
+    const cluster = spawnNode('local cluster', join(repoRoot, 'libs/devcluster/dist/main.js'), {
       cwd: repoRoot,
+      outputLimit: Infinity,
       env: {
         PATH: process.env.PATH ?? '',
         SWITCHBOARD_STATE_DIR: stateDir,
@@ -40,23 +39,21 @@ test(
         // The avatar back-end against the local fake of the D-ID Talks API, as README documents.
         SWITCHBOARD_FAKE_AVATAR: '1',
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const runner = cluster.child;
     // A failed check must not leave the cluster running (and the test process waiting on it).
     t.after(() => {
       if (runner.exitCode === null && runner.signalCode === null) runner.kill('SIGINT');
     });
-    let output = '';
-    runner.stdout.on('data', (c: Buffer) => (output += c.toString()));
-    runner.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const output = () => cluster.output();
     const deadline = Date.now() + 90_000;
-    while (!output.includes('[switchboard] ready:')) {
-      assert.equal(runner.exitCode, null, `runner exited:\n${output}`);
-      assert.ok(Date.now() < deadline, `runner not ready:\n${output}`);
+    while (!output().includes('[switchboard] ready:')) {
+      assert.equal(runner.exitCode, null, `runner exited:\n${output()}`);
+      assert.ok(Date.now() < deadline, `runner not ready:\n${output()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
-    assert.match(output, new RegExp(`ready: http://127\\.0\\.0\\.1:${port}`));
-    assert.match(output, /admin token: e2e-admin-token-0123456789/);
+    assert.match(output(), new RegExp(`ready: http://127\\.0\\.0\\.1:${port}`));
+    assert.match(output(), /admin token: e2e-admin-token-0123456789/);
     const children = descendants(runner.pid!);
     assert.ok(children.length >= 3, `nats, redis and the gateway run as children: ${children.length}`);
 
@@ -170,8 +167,8 @@ test(
     assert.equal(answered(await api.POST('/api/browser/session/{id}/close', session), 200).status, 'closed');
 
     runner.kill('SIGINT');
-    const [code] = (await once(runner, 'exit')) as [number | null];
-    assert.equal(code, 0, output.slice(-2000));
+    const [code] = await cluster.exited;
+    assert.equal(code, 0, output().slice(-2000));
     // Chromium's helpers exit a moment after their browser process; give them that moment.
     for (let waited = 0; waited < 5000 && children.some(alive); waited += 100) {
       await new Promise((r) => setTimeout(r, 100));

@@ -1,18 +1,15 @@
 // Animation test support: a model repository with the tiny video-diffusion and portrait models,
 // an animation stack (NATS, Redis, gateways, a shared object-store folder; workers started and
 // killed at will), media fixtures made with ffmpeg, and helpers to follow jobs and check MP4s.
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { buildTinyPortrait, buildTinyVideoDiffusion } from '@switchboard/models-dev';
 import { createKey, bearer, type CreatedKey } from './admin.js';
 import type { GatewayProcess } from './gateway.js';
+import { runTool as run } from './processes.js';
 import { startStack, sleep, type Stack } from './stack.js';
 import { startWorker, type WorkerProcess } from './worker.js';
-
-const run = promisify(execFile);
 
 export interface AnimationStack {
   stack: Stack;
@@ -109,7 +106,7 @@ export async function submit(
 }
 
 /**
- * The job id of a `POST /animate` answer, after checking it is the 202 API.md §5 describes
+ * The job id of a `POST /animate` answer, after checking it is the 202 the API promises
  * (`Location` and `status_url` naming the job).
  */
 export async function acceptedJobId(res: Response): Promise<string> {

@@ -1,12 +1,9 @@
 // Audio fixtures made at test time with Debian's espeak-ng (speech) and ffmpeg (every container),
 // so no recording is committed and every codec the tests claim is really produced by its encoder.
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { runTool as run } from './processes.js';
 
 const SPEECH =
   'The quick brown fox jumps over the lazy dog. ' +

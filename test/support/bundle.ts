@@ -4,8 +4,7 @@
 // self-contained (native libraries included), and a worker started from that folder up to
 // grpc.health.v1 SERVING.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { once } from 'node:events';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative, sep } from 'node:path';
@@ -20,6 +19,7 @@ import {
 } from './dockerfile.js';
 import { testClusterSecret } from './gateway.js';
 import { serviceConfig } from './helm-checks.js';
+import { spawnNode } from './processes.js';
 import { repoRoot } from './helm.js';
 
 /** The official Node image every build stage, and every CPU image, starts from. */
@@ -191,8 +191,10 @@ export function linksLeavingFolder(dir: string): string[] {
 }
 
 export interface BundledProcess {
-  child: ChildProcessWithoutNullStreams;
+  child: ChildProcess;
   output: () => string;
+  /** The exit code and signal, once it has exited. */
+  exited: Promise<[number | null, NodeJS.Signals | null]>;
 }
 
 /**
@@ -205,7 +207,7 @@ export function startBundled(
   env: Record<string, string>,
   t: { after(fn: () => void): void },
 ): BundledProcess {
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const proc = spawnNode('bundled service', 'dist/main.js', {
     cwd: out,
     env: {
       PATH: '/usr/bin:/bin',
@@ -214,15 +216,13 @@ export function startBundled(
       CLUSTER_SECRET: testClusterSecret,
       ...env,
     },
-    stdio: ['pipe', 'pipe', 'pipe'],
+    stdin: 'pipe',
   });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const { child } = proc;
   t.after(() => {
     if (child.exitCode === null) child.kill('SIGKILL');
   });
-  return { child, output: () => output };
+  return { child, output: proc.output, exited: proc.exited };
 }
 
 /**
@@ -322,9 +322,10 @@ export async function startBundledWorker(
     t,
   );
   const address = `127.0.0.1:${port}`;
-  const exited = once(worker.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  const { exited } = worker;
   const status = await Promise.race([
-    waitForServing(address, { timeoutMs: options.timeoutMs ?? 30_000 }),
+    // Generous by default: other test files may share the cores.
+    waitForServing(address, { timeoutMs: options.timeoutMs ?? 60_000 }),
     exited.then(([code, signal]) => `exited (${String(code ?? signal)})`),
   ]);
   assert.equal(status, 'SERVING', `the worker did not report SERVING:\n${worker.output()}`);

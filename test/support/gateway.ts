@@ -1,5 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@switchboard/devcluster';
@@ -10,6 +9,7 @@ import {
 } from '@switchboard/gateway/in-process';
 import { createLogger } from '@switchboard/telemetry';
 import { retryOnPortClash } from './port-clash.js';
+import { spawnNode } from './processes.js';
 
 // Compiled to test/dist/support/, three levels below the repository root.
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -45,18 +45,20 @@ export const testKeyPepper = 'test-key-pepper-0123456789abcdef-0123456789';
 const OUTPUT_LIMIT = 20_000;
 
 /** The environment a test gateway runs with: `env` over these defaults. */
-async function gatewayEnv(env: Record<string, string>): Promise<Record<string, string>> {
+function gatewayEnv(env: Record<string, string>): Record<string, string> {
   return {
     ADMIN_TOKEN: testAdminToken,
     CLUSTER_SECRET: testClusterSecret,
     KEY_PEPPER: testKeyPepper,
     LOG_LEVEL: 'warn',
-    // Workers that are not running: nothing listens on these ports.
-    LLM_ADDR: `127.0.0.1:${await freePort()}`,
-    WHISPER_ADDR: `127.0.0.1:${await freePort()}`,
-    DIFFUSION_ADDR: `127.0.0.1:${await freePort()}`,
-    ANIMATION_ADDR: `127.0.0.1:${await freePort()}`,
-    BROWSER_ADDR: `127.0.0.1:${await freePort()}`,
+    // Workers that are not running: nothing listens on these ports. They are unassigned ports
+    // below 1024, never handed out by freePort() (the kernel's ephemeral range), so no process of
+    // this or another test file running beside it can start listening there meanwhile.
+    LLM_ADDR: '127.0.0.1:4',
+    WHISPER_ADDR: '127.0.0.1:6',
+    DIFFUSION_ADDR: '127.0.0.1:8',
+    ANIMATION_ADDR: '127.0.0.1:10',
+    BROWSER_ADDR: '127.0.0.1:12',
     ...env,
   };
 }
@@ -73,7 +75,7 @@ export async function startGateway(env: Record<string, string>): Promise<Gateway
   if (unknown.length > 0) {
     throw new Error(`the gateway reads no ${unknown.join(', ')}; use spawnGateway for process settings`);
   }
-  const config = loadGatewayConfig({ ...(await gatewayEnv(env)), GATEWAY_PORT: '0', METRICS_PORT: '0' });
+  const config = loadGatewayConfig({ ...gatewayEnv(env), GATEWAY_PORT: '0', METRICS_PORT: '0' });
   let output = '';
   const logger = createLogger({
     service: 'gateway',
@@ -113,28 +115,20 @@ export function spawnGateway(env: Record<string, string>): Promise<SpawnedGatewa
 async function spawnGatewayOnce(env: Record<string, string>): Promise<SpawnedGateway> {
   const port = await freePort();
   const metricsPort = await freePort();
-  const child = spawn(process.execPath, [join(repoRoot, 'services/gateway/dist/main.js')], {
+  const proc = spawnNode('gateway', join(repoRoot, 'services/gateway/dist/main.js'), {
     env: {
       PATH: process.env.PATH ?? '',
       GATEWAY_PORT: String(port),
       METRICS_PORT: String(metricsPort),
-      ...(await gatewayEnv(env)),
+      ...gatewayEnv(env),
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-OUTPUT_LIMIT));
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  const { child, output } = proc;
   const url = `http://127.0.0.1:${port}`;
-  await waitReady(
-    url,
-    () => output,
-    () => {
-      if (child.exitCode !== null) throw new Error(`gateway exited during start-up:\n${output}`);
-    },
-  ).catch((error: unknown) => {
-    child.kill('SIGKILL');
+  await waitReady(url, output, () => {
+    if (child.exitCode !== null) throw new Error(`gateway exited during start-up:\n${output()}`);
+  }).catch(async (error: unknown) => {
+    await proc.stop(0);
     throw error;
   });
   return {
@@ -143,20 +137,15 @@ async function spawnGatewayOnce(env: Record<string, string>): Promise<SpawnedGat
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
     adminToken: testAdminToken,
     child,
-    output: () => output,
-    async stop() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await once(child, 'exit');
-      clearTimeout(timer);
-    },
+    output,
+    stop: () => proc.stop(5000),
   };
 }
 
 /** Polls /readyz until 200; `check` throws when waiting is pointless (the process died). */
 async function waitReady(url: string, output: () => string, check: () => void): Promise<void> {
-  const deadline = Date.now() + 20_000;
+  // Generous: other test files may share the cores.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     check();
     const ready = await fetch(`${url}/readyz`).then(

@@ -60,7 +60,7 @@ export interface ErrorBody {
   error: { code: string; message: string; request_id: string; param?: string };
 }
 
-/** Reads a JSON error response and checks the shape every error must have (API.md §1). */
+/** Reads a JSON error response and checks the shape every error must have (docs/api.md#errors). */
 export async function errorOf(res: Response): Promise<ErrorBody['error']> {
   const type = res.headers.get('content-type') ?? '';
   if (!type.includes('application/json'))
@@ -81,11 +81,14 @@ export async function errorOf(res: Response): Promise<ErrorBody['error']> {
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Polls `condition` every 50 ms for up to `ms`; fails naming `what`. */
+/**
+ * Polls `condition` every 50 ms for up to `ms`; fails naming `what`. It sequences a test, so its
+ * default deadline is generous: other test files may share the cores.
+ */
 export async function until(
   condition: () => boolean | Promise<boolean>,
   what: string,
-  ms = 10_000,
+  ms = 30_000,
 ): Promise<void> {
   for (const started = Date.now(); !(await condition()); await sleep(50)) {
     if (Date.now() - started > ms) throw new Error(`timed out waiting until ${what}`);

@@ -1,5 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,8 @@ import { waitForServing } from '@switchboard/grpc';
 import { buildTinyDiffusion, buildTinyLlama, buildTinyWhisper } from '@switchboard/models-dev';
 import { repoRoot, testClusterSecret } from './gateway.js';
 import { retryOnPortClash } from './port-clash.js';
+import { spawnNode } from './processes.js';
+import { requirePublishedModels } from './shared-models.js';
 
 export interface WorkerProcess {
   /** host:port for the gateway's `<NAME>_ADDR`. */
@@ -20,13 +21,16 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-/** Polls a worker's metric until it reaches `atLeast` (every 10 ms, for 5 s at most). */
+/**
+ * Polls a worker's metric until it reaches `atLeast` (every 10 ms, for 20 s at most: generous,
+ * since other test files may share the cores).
+ */
 export async function untilMetricAtLeast(
   worker: WorkerProcess,
   name: string,
   atLeast: number,
 ): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline;) {
     if ((await worker.metric(name)) >= atLeast) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -55,7 +59,7 @@ async function startWorkerOnce(name: string, options: StartWorkerOptions): Promi
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? (await freePort(host));
   const metricsPort = await freePort();
-  const child = spawn(process.execPath, [join(repoRoot, `services/${name}/dist/main.js`)], {
+  const proc = spawnNode(`${name} worker`, join(repoRoot, `services/${name}/dist/main.js`), {
     env: {
       PATH: process.env.PATH ?? '',
       GRPC_PORT: String(port),
@@ -65,41 +69,35 @@ async function startWorkerOnce(name: string, options: StartWorkerOptions): Promi
       LOG_LEVEL: 'warn',
       ...options.env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  const keep = (chunk: Buffer) => (output = (output + chunk.toString()).slice(-20_000));
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
+  const { child, output } = proc;
   const address = `${host}:${port}`;
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    await once(child, 'exit');
-    clearTimeout(timer);
-  };
-  const exited = once(child, 'exit').then(() => {
-    throw new Error(`${name} worker exited during start-up:\n${output}`);
+  const stop = () => proc.stop(5000);
+  const exited = proc.exited.then(() => {
+    throw new Error(`${name} worker exited during start-up:\n${output()}`);
   });
+  // Generous: model loading is CPU-bound, and other test files may share the cores.
   const started =
     options.waitServing === false
       ? waitForMetrics(metricsUrl)
-      : waitForServing(address, { timeoutMs: 30_000 });
+      : waitForServing(address, { timeoutMs: 60_000 });
   // Whichever loses the race must not surface later as an unhandled rejection.
   started.catch(() => undefined);
   exited.catch(() => undefined);
-  const status = await Promise.race([started, exited]);
+  const status = await Promise.race([started, exited]).catch(async (error: unknown) => {
+    await stop();
+    throw error;
+  });
   if (options.waitServing !== false && status !== 'SERVING') {
     await stop();
-    throw new Error(`${name} worker not SERVING (${String(status)}):\n${output}`);
+    throw new Error(`${name} worker not SERVING (${String(status)}):\n${output()}`);
   }
   return {
     address,
     metricsUrl,
     child,
-    output: () => output,
+    output,
     metric: async (metric, labels = {}) => {
       const text = await (await fetch(metricsUrl)).text();
       let sum = 0;
@@ -116,7 +114,7 @@ async function startWorkerOnce(name: string, options: StartWorkerOptions): Promi
 }
 
 async function waitForMetrics(url: string): Promise<string> {
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < 600; i++) {
     if (
       await fetch(url).then(
         (r) => r.ok,
@@ -136,26 +134,22 @@ export interface TinyModelRepository {
 }
 
 /**
- * The real model artifacts beside the checkout (`../shared/models`: trained language models,
- * published tokenizers and configs; see its README). Tests read them, never copy them into the
- * repository.
- */
-export const sharedModelsDir = join(repoRoot, '..', 'shared', 'models');
-
-/**
- * A temporary MODEL_DIR holding a copy of a folder of ../shared/models (e.g. `llm/stories260K`)
- * as <capability>/<modelId>; `prepare` may then add or change files in the copy (tiny ONNX
- * weights under a published layout's names, a models.json).
+ * A temporary MODEL_DIR holding a copy of a folder of the published model files beside the
+ * checkout (found by test/support/shared-models.ts; e.g. `llm/stories260K`) as
+ * <capability>/<modelId>; `prepare` may then add or change files in the copy (tiny ONNX weights
+ * under a published layout's names, a models.json). Throws, naming the folder, when the published
+ * files are absent: a test that calls it skips first with `needsPublishedModels(…)`.
  */
 export async function sharedModelRepository(
   sharedPath: string,
   options: { capability?: string; modelId?: string; prepare?: (dir: string) => Promise<unknown> } = {},
 ): Promise<TinyModelRepository> {
+  const source = requirePublishedModels(...sharedPath.split('/'));
   const [capability, name] = sharedPath.split('/') as [string, string];
   const modelId = options.modelId ?? name;
   return tinyRepository(options.capability ?? capability, modelId, async (dir) => {
     // A copy, not a link: the repository scan counts only real folders.
-    await cp(join(sharedModelsDir, sharedPath), dir, { recursive: true });
+    await cp(source, dir, { recursive: true });
     await options.prepare?.(dir);
   });
 }
