@@ -5,12 +5,10 @@
 // `upstream_failed`, a talk that never ends failing `upstream_timeout` at the deadline, a slow
 // vendor, a cancel during polling, and the unconfigured back-end.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, test } from 'node:test';
-import { promisify } from 'node:util';
 import type {
   ClipSpec,
   JobParams,
@@ -25,11 +23,12 @@ import {
 import { probeMedia, type MediaInfo } from '@switchboard/animation/dist/media/probe.js';
 import { defaultFfmpegPaths } from '@switchboard/animation/dist/media/run-ffmpeg.js';
 import { createLogger } from '@switchboard/telemetry';
-import { defaultSwitches, startFakeDid, type FakeDid } from '../support/fake-d-id.js';
+import { defaultSwitches, startFakeDid, type FakeDid } from '@switchboard/devcluster';
+import { runTool } from '../support/processes.js';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
 const ffmpeg = (...args: string[]) =>
-  promisify(execFile)('ffmpeg', ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...args]);
+  runTool('ffmpeg', ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...args]);
 
 let fake: FakeDid;
 let dir: string;

@@ -1,6 +1,6 @@
 // Animation jobs through the gateway with real NATS/JetStream, a real object store, real ONNX
 // Runtime and real ffmpeg: submitted with no worker running, finished when one starts, and the
-// contract of API.md §5 around them (validation, ownership, idempotency, limits, cancel, Range).
+// API's contract around them (validation, ownership, idempotency, limits, cancel, Range).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// What the job system promises when things break (API.md §5): a worker killed mid-job → the job
+// What the job system promises when things break: a worker killed mid-job → the job
 // is redelivered and finishes exactly once; a job that keeps failing → attempts_exhausted; NATS
 // restarted while jobs wait → nothing lost; and the avatar back-end against a fake D-ID Talks API
 // speaking its wire format, through its success and failure modes.
@@ -18,7 +18,7 @@ import {
   type AnimationStack,
   type Fixtures,
 } from '../support/animation.js';
-import { startFakeDid, type FakeDid } from '../support/fake-d-id.js';
+import { startFakeDid, type FakeDid } from '@switchboard/devcluster';
 
 let s: AnimationStack;
 let fx: Fixtures;

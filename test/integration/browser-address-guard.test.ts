@@ -8,7 +8,7 @@ import { LOOPBACK_ALIAS, startBrowserStack, type BrowserStack } from '../support
 import { errorOf } from '../support/stack.js';
 
 /**
- * The address guard (API.md §6, DESIGN.md "Address guard"): nothing but the allow-listed test
+ * The address guard (docs/browser-sessions.md): nothing but the allow-listed test
  * site may be reached, whatever the spelling, redirect or sub-request; and the "internal" server
  * below, on loopback but not allow-listed, must never see a single request.
  */

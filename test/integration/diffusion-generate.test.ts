@@ -1,6 +1,6 @@
 // POST /generate-image and GET /api/images/{id}.png through the real gateway to a real diffusion
 // worker process running the tiny random-weight pipeline on ONNX Runtime, with the PNGs in a real
-// S3-protocol server (s3rver) shared by worker and gateway (API.md §4).
+// S3-protocol server (s3rver) shared by worker and gateway (`POST /generate-image`).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';

@@ -82,7 +82,7 @@ test('DIFFUSION_MAX_PIXELS for the model id replaces the derived budget', async 
     const message = await refused(small.gateway, 136, 128, 'width');
     assert.match(message, /at most 16384 pixels \(width × height\), e\.g\. 128×128/);
     await refused(small.gateway, 64, 264, 'height');
-    await refused(small.gateway, 1024, 1024, 'width'); // API.md's default size is over it now
+    await refused(small.gateway, 1024, 1024, 'width'); // the API's default size is over it now
   } finally {
     await small.stop();
   }

@@ -1,5 +1,6 @@
-// The published layout of a Stable Diffusion 1.5-family ONNX export (../shared/models/diffusion/
-// sd15-onnx-layout: model_index.json naming an OnnxStableDiffusionPipeline with safety_checker,
+// The published layout of a Stable Diffusion 1.5-family ONNX export (sd15-onnx-layout, from the
+// published model files beside the checkout; every test skips, naming it, without them:
+// model_index.json naming an OnnxStableDiffusionPipeline with safety_checker,
 // feature_extractor and vae_encoder, the PNDMScheduler config as shipped, the CLIP tokenizer as
 // vocab.json + merges.txt without tokenizer.json) loads as published and generates images through
 // the gateway. Its ONNX weights are not published, so the tiny random-weight graphs of
@@ -18,6 +19,7 @@ import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { pngSize } from '../support/png.js';
 import { startS3, type S3Server } from '../support/s3.js';
 import { startGateway, type GatewayProcess } from '../support/gateway.js';
+import { needsPublishedModels } from '../support/shared-models.js';
 import { sleep, startStack, type Stack } from '../support/stack.js';
 import {
   sharedModelRepository,
@@ -36,6 +38,7 @@ const OTHER_SCHEDULERS = {
   'sd15-dpm': 'DPMSolverMultistepScheduler',
 } as const;
 const UNSUPPORTED = 'UniPCMultistepScheduler';
+const needsModels = { skip: needsPublishedModels('diffusion', 'sd15-onnx-layout') };
 
 let repo: TinyModelRepository;
 let s3: S3Server;
@@ -82,6 +85,7 @@ const workerEnv = (modelDir: string) => ({
 });
 
 before(async () => {
+  if (needsModels.skip !== false) return;
   [repo, s3] = await Promise.all([
     sharedModelRepository('diffusion/sd15-onnx-layout', {
       modelId: 'sd15-pndm',
@@ -159,64 +163,80 @@ async function withVariant(
 
 let pndmImage: Buffer;
 
-test('the layout as published (PNDM with skip_prk_steps, CLIP vocab.json + merges.txt) generates an image', async () => {
-  const { model, png } = await generate({ prompt: 'a photo of a cat' });
-  assert.equal(model, 'sd15-pndm');
-  pndmImage = png;
-  // PNDM with skip_prk_steps takes its first timestep twice: 3 steps are 4 UNet calls, as in diffusers.
-  assert.equal(await unetSteps('sd15-pndm'), 4);
-  const again = await generate({ prompt: 'a photo of a cat' });
-  assert.ok(again.png.equals(png), 'same seed, same image');
-  const other = await generate({ prompt: 'a photograph of an astronaut riding a horse' });
-  assert.ok(!other.png.equals(png), 'the prompt, tokenized with the CLIP vocabulary, conditions the image');
-});
+test(
+  'the layout as published (PNDM with skip_prk_steps, CLIP vocab.json + merges.txt) generates an image',
+  needsModels,
+  async () => {
+    const { model, png } = await generate({ prompt: 'a photo of a cat' });
+    assert.equal(model, 'sd15-pndm');
+    pndmImage = png;
+    // PNDM with skip_prk_steps takes its first timestep twice: 3 steps are 4 UNet calls, as in diffusers.
+    assert.equal(await unetSteps('sd15-pndm'), 4);
+    const again = await generate({ prompt: 'a photo of a cat' });
+    assert.ok(again.png.equals(png), 'same seed, same image');
+    const other = await generate({ prompt: 'a photograph of an astronaut riding a horse' });
+    assert.ok(!other.png.equals(png), 'the prompt, tokenized with the CLIP vocabulary, conditions the image');
+  },
+);
 
 for (const [id, className] of Object.entries(OTHER_SCHEDULERS)) {
-  test(`${className}: the same layout with only _class_name changed generates its own image`, async () => {
-    await withVariant(id, { className }, async ({ worker: served, gateway }) => {
-      const { model, png } = await generate({ prompt: 'a photo of a cat' }, gateway);
-      assert.equal(model, id);
-      assert.equal(await unetSteps(id, served), 3, 'one UNet call per step');
-      assert.ok(!png.equals(pndmImage), 'a different scheduler gives a different image');
-      // Euler ancestral draws fresh noise every step, from the request's seed.
-      assert.ok(
-        (await generate({ prompt: 'a photo of a cat' }, gateway)).png.equals(png),
-        'same seed, same image',
-      );
-      const [entry] = await models(gateway);
-      assert.deepEqual(
-        [entry?.id, entry?.status, entry?.dtype, entry?.native_width, entry?.native_height],
-        [id, 'ready', 'fp32', 512, 512],
-      );
-    });
-  });
+  test(
+    `${className}: the same layout with only _class_name changed generates its own image`,
+    needsModels,
+    async () => {
+      await withVariant(id, { className }, async ({ worker: served, gateway }) => {
+        const { model, png } = await generate({ prompt: 'a photo of a cat' }, gateway);
+        assert.equal(model, id);
+        assert.equal(await unetSteps(id, served), 3, 'one UNet call per step');
+        assert.ok(!png.equals(pndmImage), 'a different scheduler gives a different image');
+        // Euler ancestral draws fresh noise every step, from the request's seed.
+        assert.ok(
+          (await generate({ prompt: 'a photo of a cat' }, gateway)).png.equals(png),
+          'same seed, same image',
+        );
+        const [entry] = await models(gateway);
+        assert.deepEqual(
+          [entry?.id, entry?.status, entry?.dtype, entry?.native_width, entry?.native_height],
+          [id, 'ready', 'fp32', 512, 512],
+        );
+      });
+    },
+  );
 }
 
-test('an fp16 export (float16 weights, latents, hidden states, timestep and image) generates an image', async () => {
-  const fp16 = tinyDiffusionFiles({ seed: 7, vocabSize: 49408, dtype: 'fp16' });
-  await withVariant('sd15-fp16', { pipeline: fp16 }, async ({ gateway }) => {
-    const { model, png } = await generate({ prompt: 'a photo of a cat' }, gateway);
-    assert.equal(model, 'sd15-fp16');
-    assert.ok(!png.equals(pndmImage), 'other weights (rounded to half) give another image');
-    const [entry] = await models(gateway);
-    assert.deepEqual([entry?.status, entry?.dtype, entry?.native_width], ['ready', 'fp16', 512]);
-  });
-});
+test(
+  'an fp16 export (float16 weights, latents, hidden states, timestep and image) generates an image',
+  needsModels,
+  async () => {
+    const fp16 = tinyDiffusionFiles({ seed: 7, vocabSize: 49408, dtype: 'fp16' });
+    await withVariant('sd15-fp16', { pipeline: fp16 }, async ({ gateway }) => {
+      const { model, png } = await generate({ prompt: 'a photo of a cat' }, gateway);
+      assert.equal(model, 'sd15-fp16');
+      assert.ok(!png.equals(pndmImage), 'other weights (rounded to half) give another image');
+      const [entry] = await models(gateway);
+      assert.deepEqual([entry?.status, entry?.dtype, entry?.native_width], ['ready', 'fp16', 512]);
+    });
+  },
+);
 
-test('/models: the layout ready with its dtype and native size; the unsupported scheduler failed, named in the log', async () => {
-  const byId = new Map((await models()).map((m) => [m.id, m]));
-  assert.deepEqual(byId.get('sd15-pndm'), {
-    id: 'sd15-pndm',
-    capability: 'diffusion',
-    status: 'ready',
-    default: true,
-    development: false,
-    dtype: 'fp32',
-    native_width: 512,
-    native_height: 512,
-  });
-  const failed = byId.get('sd15-unsupported');
-  assert.equal(failed?.status, 'failed');
-  assert.equal(failed.dtype, undefined);
-  assert.match(worker.output(), new RegExp(`_class_name \\W*${UNSUPPORTED}\\W+is not supported`));
-});
+test(
+  '/models: the layout ready with its dtype and native size; the unsupported scheduler failed, named in the log',
+  needsModels,
+  async () => {
+    const byId = new Map((await models()).map((m) => [m.id, m]));
+    assert.deepEqual(byId.get('sd15-pndm'), {
+      id: 'sd15-pndm',
+      capability: 'diffusion',
+      status: 'ready',
+      default: true,
+      development: false,
+      dtype: 'fp32',
+      native_width: 512,
+      native_height: 512,
+    });
+    const failed = byId.get('sd15-unsupported');
+    assert.equal(failed?.status, 'failed');
+    assert.equal(failed.dtype, undefined);
+    assert.match(worker.output(), new RegExp(`_class_name \\W*${UNSUPPORTED}\\W+is not supported`));
+  },
+);

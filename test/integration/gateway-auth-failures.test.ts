@@ -1,4 +1,4 @@
-// Issue 11 item 10: failed logins by others never lock out a valid key. Behind an ingress every
+// Security: failed logins by others never lock out a valid key. Behind an ingress every
 // client shares one address, so per-address failure limiting must refuse only failures; the
 // admin token has its own, stricter budget. X-Forwarded-For hops with a port are read right, and
 // IPv6 clients are limited per /64.

@@ -1,4 +1,4 @@
-// Issue 11 item 4: no request body is buffered beyond JSON_BODY_LIMIT_BYTES. Two concurrent
+// Security: no request body is buffered beyond JSON_BODY_LIMIT_BYTES. Two concurrent
 // 99 MB JSON bodies to /animate (a professional key, whose upload limit is 100 MB) used to be
 // read whole and raise the gateway's memory by about a gigabyte; now they are 413 before being
 // read, announced or chunked, and the gateway's peak memory stays flat.

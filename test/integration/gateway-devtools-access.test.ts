@@ -1,4 +1,4 @@
-// Issue 11 items 7 and 11 for DevTools: revoking a key closes its open DevTools sockets within
+// Security, for DevTools: revoking a key closes its open DevTools sockets within
 // 2 s, and `devtools_url` names the address clients really use — wss:// behind a TLS proxy, from
 // forwarding headers only when a trusted proxy sent them, or PUBLIC_BASE_URL when configured.
 import assert from 'node:assert/strict';

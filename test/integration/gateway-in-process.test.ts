@@ -1,4 +1,4 @@
-// The gateway as a module (issue 13): started inside this process by test support, two replicas
+// The gateway as a module: started inside this process by test support, two replicas
 // side by side on real NATS and Redis, each with its own metrics, and stop() draining as SIGTERM
 // does — requests in flight finish, new connections are refused, what is left is cut after
 // SHUTDOWN_GRACE_MS. The file exiting at all shows that stop() leaves nothing open.

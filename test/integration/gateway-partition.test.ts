@@ -1,4 +1,4 @@
-// Issue 11 item 7: partition behaviour is safe and honest. A gateway replica that loses NATS (the
+// Security: partition behaviour is safe and honest. A gateway replica that loses NATS (the
 // broker frozen with SIGSTOP: sockets open, nothing answers) reports itself unready within 2 s,
 // keeps honouring keys from its cache only for KEYS_MAX_STALENESS_MS and then answers 503
 // instead of trusting keys that may have been revoked meanwhile; admin calls are 503, not 500.

@@ -1,4 +1,4 @@
-// Issue 11 item 3: the tier gate (and every other path-based policy) holds for every spelling of
+// Security: the tier gate (and every other path-based policy) holds for every spelling of
 // a path. A basic key tries /animate as an attacker would: other cases, trailing slashes,
 // doubled slashes and percent-escapes. Each must be refused by the gate (403) or reach no handler
 // (404) — never reach the animate handler, which would answer 400/202/503 from the route.

@@ -2,11 +2,11 @@
 // error stops start-up with every bad variable named and no stack trace, and SIGTERM / SIGINT
 // drain and exit 0. Route behaviour is tested in-process elsewhere (test/support/gateway.ts).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { repoRoot, spawnGateway } from '../support/gateway.js';
+import { spawnNode } from '../support/processes.js';
 import { startStack, type Stack } from '../support/stack.js';
 
 let stack: Stack;
@@ -16,13 +16,11 @@ before(async () => {
 after(() => stack?.stop());
 
 test('a config error stops start-up, naming every bad variable, without a stack trace', async () => {
-  const child = spawn(process.execPath, [join(repoRoot, 'services/gateway/dist/main.js')], {
+  const gateway = spawnNode('gateway', join(repoRoot, 'services/gateway/dist/main.js'), {
     env: { PATH: process.env.PATH ?? '', CLUSTER_SECRET: 'short', GATEWAY_PORT: 'eighty' },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const [code] = (await once(child, 'exit')) as [number | null];
+  const [code] = await gateway.exited;
+  const stderr = gateway.stderr();
   assert.equal(code, 1);
   for (const name of ['ADMIN_TOKEN', 'CLUSTER_SECRET', 'KEY_PEPPER', 'GATEWAY_PORT'])
     assert.match(stderr, new RegExp(name));

@@ -1,4 +1,4 @@
-// Issue 11 item 7: revoking a key closes what it has open within 2 s. An SSE stream of the key
+// Security: revoking a key closes what it has open within 2 s. An SSE stream of the key
 // (waiting in the llm worker's queue behind another key's long generations, so it is certainly
 // still open) ends with an `unauthorized` error event and [DONE]; the other key is untouched.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 11 item 8: slow clients cannot hold sockets. Headers and bodies have timeouts
+// Security: slow clients cannot hold sockets. Headers and bodies have timeouts
 // (slowloris), while a body sent at a fair rate — longer than the measuring window — is read
 // whole. The gateway runs with short windows so the test does not wait for the defaults.
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 // Continuous batching through the whole path — gateway, gRPC, a real llm worker on the trained
-// TinyStories-656K of ../shared/models with its default LLM_MAX_BATCH — : concurrent streams of
+// TinyStories-656K of the published model files beside the checkout with its default LLM_MAX_BATCH — : concurrent streams of
 // mixed prompts and lengths decode together in one batch, and each one's text is exactly the one
 // it gives alone; a stream cancelled by its client leaves the batch without touching the others.
 import assert from 'node:assert/strict';
@@ -7,14 +7,17 @@ import { after, before, test } from 'node:test';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { readSse } from '../support/sse.js';
 import { type ModelStack, startLlmStack } from '../support/stack.js';
+import { needsPublishedModels } from '../support/shared-models.js';
 import { sharedModelRepository } from '../support/worker.js';
 
 const MODEL = 'TinyStories-656K';
+const needsModels = { skip: needsPublishedModels('llm', MODEL) };
 
 let llm: ModelStack;
 let key: CreatedKey;
 
 before(async () => {
+  if (needsModels.skip !== false) return;
   llm = await startLlmStack({ repository: () => sharedModelRepository(`llm/${MODEL}`) });
   key = await createKey(llm.stack.gateway, { tier: 'enterprise', rate_limit_per_minute: 100_000 });
 });
@@ -59,7 +62,7 @@ async function batchedSteps(): Promise<number> {
   return all - single;
 }
 
-test('concurrent streams decode in one batch, each exactly as it decodes alone', async () => {
+test('concurrent streams decode in one batch, each exactly as it decodes alone', needsModels, async () => {
   const alone = [];
   for (const body of bodies) alone.push(await streamed(body));
   assert.equal(await batchedSteps(), 0, 'one at a time, every pass had one row');
@@ -68,7 +71,7 @@ test('concurrent streams decode in one batch, each exactly as it decodes alone',
   assert.ok((await batchedSteps()) > 0, 'passes ran with several rows');
 });
 
-test('a stream its client cancels leaves the batch; the others finish unchanged', async () => {
+test('a stream its client cancels leaves the batch; the others finish unchanged', needsModels, async () => {
   const alone = [];
   for (const body of bodies.slice(0, 3)) alone.push(await streamed(body));
   const cancelledBefore = await llm.worker.metric('llm_generations_cancelled_total');

@@ -1,7 +1,8 @@
-// Chat completions in the llm worker (issue 15): a real worker process, called over gRPC as the
+// Chat completions in the llm worker: a real worker process, called over gRPC as the
 // gateway calls it, with two models in its repository — the tiny development Llama, whose
-// tokenizer_config.json carries the ChatML chat template, and the real stories260K, which has no
-// chat template. The prompt's token count is checked against Transformers.js's apply_chat_template
+// tokenizer_config.json carries the ChatML chat template, and the real stories260K (from the
+// published model files beside the checkout; its test skips, naming it, without them), which has
+// no chat template. The prompt's token count is checked against Transformers.js's apply_chat_template
 // (@huggingface/jinja over the model folder's own tokenizer_config.json) on the same folder.
 import assert from 'node:assert/strict';
 import { cp } from 'node:fs/promises';
@@ -19,8 +20,8 @@ import { fromGrpcError, SwitchboardError } from '@switchboard/errors';
 import { callMetadata, createClient, unary } from '@switchboard/grpc';
 import type { ServiceError } from '@grpc/grpc-js';
 import { testClusterSecret } from '../support/gateway.js';
+import { needsPublishedModels, publishedModelPath } from '../support/shared-models.js';
 import {
-  sharedModelsDir,
   startWorker,
   tinyLlmRepository,
   type TinyModelRepository,
@@ -29,6 +30,7 @@ import {
 
 const TINY = 'tiny-llama-dev';
 const NO_TEMPLATE = 'stories260K';
+const needsNoTemplate = { skip: needsPublishedModels('llm', NO_TEMPLATE) };
 
 let repo: TinyModelRepository;
 let worker: WorkerProcess;
@@ -36,9 +38,11 @@ let client: LlmClient;
 
 before(async () => {
   repo = await tinyLlmRepository(TINY);
-  await cp(join(sharedModelsDir, 'llm', NO_TEMPLATE), join(repo.modelDir, 'llm', NO_TEMPLATE), {
-    recursive: true,
-  });
+  if (needsNoTemplate.skip === false) {
+    await cp(publishedModelPath('llm', NO_TEMPLATE), join(repo.modelDir, 'llm', NO_TEMPLATE), {
+      recursive: true,
+    });
+  }
   worker = await startWorker('llm', {
     env: { MODEL_DIR: repo.modelDir, LLM_DEFAULT_MODEL: TINY, ORT_INTRA_OP_THREADS: '1' },
   });
@@ -147,16 +151,20 @@ test('a streamed chat gives deltas then usage, and the same greedy text as the u
   assert.equal(text, (await complete(request)).text);
 });
 
-test('a chat on a model without a chat template is 400 param model, saying so; its plain prompts still run', async () => {
-  const before = await worker.metric('llm_requests_total');
-  for (const error of await refusal({ model: NO_TEMPLATE, messages: chat })) {
-    assert.equal(error.param, 'model');
-    assert.match(error.message, /stories260K has no chat template/);
-  }
-  assert.equal(await worker.metric('llm_requests_total'), before, 'no generation ran');
-  const plain = await complete({ model: NO_TEMPLATE, prompt: 'Once upon a time', max_tokens: 4 });
-  assert.equal(plain.model, NO_TEMPLATE);
-});
+test(
+  'a chat on a model without a chat template is 400 param model, saying so; its plain prompts still run',
+  needsNoTemplate,
+  async () => {
+    const before = await worker.metric('llm_requests_total');
+    for (const error of await refusal({ model: NO_TEMPLATE, messages: chat })) {
+      assert.equal(error.param, 'model');
+      assert.match(error.message, /stories260K has no chat template/);
+    }
+    assert.equal(await worker.metric('llm_requests_total'), before, 'no generation ran');
+    const plain = await complete({ model: NO_TEMPLATE, prompt: 'Once upon a time', max_tokens: 4 });
+    assert.equal(plain.model, NO_TEMPLATE);
+  },
+);
 
 test('a prompt together with messages is 400 param prompt; an unknown role 400 param messages', async () => {
   for (const error of await refusal({ prompt: 'Once upon a time', messages: chat })) {

@@ -1,5 +1,5 @@
 // POST /query and GET /models through the real gateway to a real llm worker process running the
-// tiny random-weight Llama on ONNX Runtime (API.md §2).
+// tiny random-weight Llama on ONNX Runtime.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { AutoTokenizer, env, type PreTrainedTokenizer } from '@huggingface/transformers';

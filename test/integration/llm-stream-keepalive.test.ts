@@ -1,5 +1,5 @@
 // A stream whose request waits in the worker's queue: the gateway commits to the 200 stream after
-// STREAM_FIRST_EVENT_WAIT_MS and keeps it open with `: ping` comments (API.md §2), so proxies do
+// STREAM_FIRST_EVENT_WAIT_MS and keeps it open with `: ping` comments (SSE comments), so proxies do
 // not cut it, and the completion still arrives in full.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

@@ -1,4 +1,4 @@
-// A worker that dies in the middle of a stream: the client must get API.md §2's mid-stream error
+// A worker that dies in the middle of a stream: the client must get the API's mid-stream error
 // (`data: {"error": …}` then `data: [DONE]`) rather than a hung or silently truncated stream, and
 // the next request a prompt 503.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The whisper worker's limits on what uploads may hold (issue 11, item 5), through the gateway:
+// The whisper worker's limits on what uploads may hold (docs/security.md), through the gateway:
 // uploads still arriving are spooled and take no recognition place, so more of them than the
 // queue holds are still all answered; their bytes count against a budget per key (past it 503
 // no_capacity while the key's other uploads hold it, 413 for an upload larger than it alone) and

@@ -1,4 +1,4 @@
-// The whisper worker's memory stays bounded by the window, not the file (issue 11, item 5): four
+// The whisper worker's memory stays bounded by the window, not the file (docs/security.md): four
 // 10-minute Opus files (≈ 0.6 MB each, ≈ 38 MB of decoded samples each) uploaded at once through
 // the gateway. A worker that kept whole files held 4 × 38 MB of samples, twice that while joining
 // them (its peak grew by 272 MB here); one that recognises windows as ffmpeg produces them holds a

@@ -1,5 +1,6 @@
-// The whisper worker on published Whisper exports (../shared/models/whisper: the real tokenizers
-// and configs of whisper-base and whisper-tiny.en, without weights) through the real gateway. The
+// The whisper worker on published Whisper exports (from the published model files beside the
+// checkout, each suite skipped, naming its folder, without them: the real tokenizers and configs of
+// whisper-base and whisper-tiny.en, without weights) through the real gateway. The
 // weights are random (@switchboard/models-dev builds them for each folder's configs: full
 // vocabulary, published special tokens, small dimensions), so the text is noise; what is checked
 // is that the whole path runs on the files as published — the published mel filters, language
@@ -12,10 +13,10 @@ import { after, before, describe, test } from 'node:test';
 import { buildWhisperFromConfig, setMelBins } from '@switchboard/models-dev';
 import { bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { makeAudioFixtures, type AudioFixtures } from '../support/audio.js';
+import { needsPublishedModels, publishedModelPath } from '../support/shared-models.js';
 import { errorOf, startStack, type Stack } from '../support/stack.js';
 import {
   sharedModelRepository,
-  sharedModelsDir,
   startWorker,
   type TinyModelRepository,
   type WorkerProcess,
@@ -49,7 +50,7 @@ interface ModelsEntry {
 /** The language codes of a published generation_config.json's lang_to_id. */
 async function publishedLanguages(folder: string): Promise<string[]> {
   const generation = JSON.parse(
-    await readFile(join(sharedModelsDir, 'whisper', folder, 'generation_config.json'), 'utf8'),
+    await readFile(publishedModelPath('whisper', folder, 'generation_config.json'), 'utf8'),
   ) as { lang_to_id?: Record<string, number> };
   return Object.keys(generation.lang_to_id ?? {}).map((token) => token.slice(2, -2));
 }
@@ -148,7 +149,10 @@ async function assertSubtitlesWellFormed(
   }
 }
 
-describe('whisper-base: the multilingual tokenizer and configs as published', () => {
+/** A suite on a published Whisper folder skips, naming it, when the published files are absent. */
+const needs = (folder: string) => ({ skip: needsPublishedModels('whisper', folder) });
+
+describe('whisper-base: the multilingual tokenizer and configs as published', needs('whisper-base'), () => {
   const base = cluster(() =>
     sharedModelRepository('whisper/whisper-base', {
       prepare: (dir) => buildWhisperFromConfig(dir, { seed: 1 }),
@@ -192,71 +196,79 @@ describe('whisper-base: the multilingual tokenizer and configs as published', ()
   });
 });
 
-describe('whisper-tiny.en: the English-only tokenizer and configs as published', () => {
-  const tiny = cluster(() =>
-    sharedModelRepository('whisper/whisper-tiny.en', {
-      prepare: (dir) => buildWhisperFromConfig(dir, { seed: 2 }),
-    }),
-  );
+describe(
+  'whisper-tiny.en: the English-only tokenizer and configs as published',
+  needs('whisper-tiny.en'),
+  () => {
+    const tiny = cluster(() =>
+      sharedModelRepository('whisper/whisper-tiny.en', {
+        prepare: (dir) => buildWhisperFromConfig(dir, { seed: 2 }),
+      }),
+    );
 
-  test('/models: not multilingual, English only', async () => {
-    assert.deepEqual(await publishedLanguages('whisper-tiny.en'), [], 'the export has no lang_to_id');
-    const model = await tiny.model();
-    assert.equal(model.id, 'whisper-tiny.en');
-    assert.equal(model.dtype, 'fp32');
-    assert.equal(model.multilingual, false);
-    assert.deepEqual(model.languages, ['en']);
-  });
+    test('/models: not multilingual, English only', async () => {
+      assert.deepEqual(await publishedLanguages('whisper-tiny.en'), [], 'the export has no lang_to_id');
+      const model = await tiny.model();
+      assert.equal(model.id, 'whisper-tiny.en');
+      assert.equal(model.dtype, 'fp32');
+      assert.equal(model.multilingual, false);
+      assert.deepEqual(model.languages, ['en']);
+    });
 
-  test('without a language it transcribes English (no detection); en is accepted, fr is 400', async () => {
-    const detected = await tiny.json(await audio.speech('mp3'));
-    assert.equal(detected.language, 'en');
-    assert.ok(detected.segments.length > 0);
-    const res = await tiny.transcribe(await audio.speech('wav'), { language: 'en' });
-    assert.equal(res.status, 200, await res.clone().text());
-    assert.equal(res.headers.get('content-language'), 'en');
-    await tiny.refusesLanguage('fr');
-  });
+    test('without a language it transcribes English (no detection); en is accepted, fr is 400', async () => {
+      const detected = await tiny.json(await audio.speech('mp3'));
+      assert.equal(detected.language, 'en');
+      assert.ok(detected.segments.length > 0);
+      const res = await tiny.transcribe(await audio.speech('wav'), { language: 'en' });
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.equal(res.headers.get('content-language'), 'en');
+      await tiny.refusesLanguage('fr');
+    });
 
-  test('SRT and VTT stay well formed', async () => {
-    await assertSubtitlesWellFormed(tiny.transcribe, {});
-  });
-});
+    test('SRT and VTT stay well formed', async () => {
+      await assertSubtitlesWellFormed(tiny.transcribe, {});
+    });
+  },
+);
 
-describe('a large-v3-style front end: 128 mel bins from the configs, a fine-tune with fewer languages', () => {
-  const kept = ['de', 'fr', 'ja'];
-  const variant = cluster(() =>
-    sharedModelRepository('whisper/whisper-base', {
-      modelId: 'whisper-base-128-mel',
-      prepare: async (dir) => {
-        // 128-bin filters in preprocessor_config.json and num_mel_bins 128, as large-v3 publishes them.
-        await setMelBins(dir, 128);
-        // A fine-tune that kept three languages: its lang_to_id, not Whisper's full list, is what it has.
-        const path = join(dir, 'generation_config.json');
-        const generation = JSON.parse(await readFile(path, 'utf8')) as {
-          lang_to_id: Record<string, number>;
-        };
-        generation.lang_to_id = Object.fromEntries(
-          Object.entries(generation.lang_to_id).filter(([token]) => kept.includes(token.slice(2, -2))),
-        );
-        await rm(path); // the copy keeps the shared file's read-only mode; setMelBins made the folder writable
-        await writeFile(path, JSON.stringify(generation));
-        return buildWhisperFromConfig(dir, { seed: 3 });
-      },
-    }),
-  );
+describe(
+  'a large-v3-style front end: 128 mel bins from the configs, a fine-tune with fewer languages',
+  needs('whisper-base'),
+  () => {
+    const kept = ['de', 'fr', 'ja'];
+    const variant = cluster(() =>
+      sharedModelRepository('whisper/whisper-base', {
+        modelId: 'whisper-base-128-mel',
+        prepare: async (dir) => {
+          // 128-bin filters in preprocessor_config.json and num_mel_bins 128, as large-v3 publishes them.
+          await setMelBins(dir, 128);
+          // A fine-tune that kept three languages: its lang_to_id, not Whisper's full list, is what it has.
+          const path = join(dir, 'generation_config.json');
+          const generation = JSON.parse(await readFile(path, 'utf8')) as {
+            lang_to_id: Record<string, number>;
+          };
+          generation.lang_to_id = Object.fromEntries(
+            Object.entries(generation.lang_to_id).filter(([token]) => kept.includes(token.slice(2, -2))),
+          );
+          await rm(path); // the copy keeps the shared file's read-only mode; setMelBins made the folder writable
+          await writeFile(path, JSON.stringify(generation));
+          return buildWhisperFromConfig(dir, { seed: 3 });
+        },
+      }),
+    );
 
-  test('the 128-bin encoder loads and transcribes; detection picks only among its own languages', async () => {
-    const model = await variant.model();
-    assert.equal(model.multilingual, true);
-    assert.deepEqual(model.languages, kept);
-    for (const file of [await audio.speech('wav'), await audio.speech('flac'), audio.long]) {
-      const body = await variant.json(file);
-      assert.ok(kept.includes(body.language), body.language);
-    }
-    await variant.refusesLanguage('en');
-    const res = await variant.transcribe(await audio.speech('wav'), { language: 'ja' });
-    assert.equal(res.status, 200, await res.clone().text());
-    assert.equal(res.headers.get('content-language'), 'ja');
-  });
-});
+    test('the 128-bin encoder loads and transcribes; detection picks only among its own languages', async () => {
+      const model = await variant.model();
+      assert.equal(model.multilingual, true);
+      assert.deepEqual(model.languages, kept);
+      for (const file of [await audio.speech('wav'), await audio.speech('flac'), audio.long]) {
+        const body = await variant.json(file);
+        assert.ok(kept.includes(body.language), body.language);
+      }
+      await variant.refusesLanguage('en');
+      const res = await variant.transcribe(await audio.speech('wav'), { language: 'ja' });
+      assert.equal(res.status, 200, await res.clone().text());
+      assert.equal(res.headers.get('content-language'), 'ja');
+    });
+  },
+);

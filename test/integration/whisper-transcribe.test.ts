@@ -1,6 +1,6 @@
 // POST /transcribe through the real gateway to a real whisper worker process: real ffmpeg decoding
 // uploads made at test time by espeak-ng + ffmpeg, the tiny random-weight Whisper on ONNX Runtime
-// (API.md §3). Random weights say nothing meaningful, so these tests check structure, timing,
+// (`POST /transcribe`). Random weights say nothing meaningful, so these tests check structure, timing,
 // language handling and robustness — each would fail if the worker or gateway got them wrong.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

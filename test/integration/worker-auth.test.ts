@@ -1,4 +1,4 @@
-// Workers trust only the gateway (issue 11, item 9): a real llm worker process with the tiny
+// Workers trust only the gateway (docs/security.md): a real llm worker process with the tiny
 // development Llama, called over gRPC the way a rogue pod that can reach its port would — forged
 // `x-key-id` metadata with no cluster secret, or a wrong one — and then as the gateway calls it.
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * @switchboard/browser-registry — where browser sessions live (DESIGN.md "Browser sessions").
+ * @switchboard/browser-registry — where browser sessions live (docs/browser-sessions.md).
  *
  * Browser workers: RegistryAnnouncer.open(nats, { workerId, grpcAddress, devtoolsAddress }), then
  *                  announce(capacity) every heartbeat and putSession(session) on every change.

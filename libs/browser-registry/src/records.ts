@@ -10,7 +10,7 @@ export const WORKERS_BUCKET = 'browser_workers';
 export const SESSIONS_BUCKET = 'browser_sessions';
 
 /**
- * Session records outlive their session by an hour (API.md §6: details answer for an hour after
+ * Session records outlive their session by an hour (`details` answers for an hour after
  * close or expiry), so the bucket's max age is that hour and owners rewrite active records well
  * within it. A worker that died stops rewriting: its records fade out an hour later.
  */

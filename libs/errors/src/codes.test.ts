@@ -10,7 +10,7 @@ import {
   toGrpcStatus,
 } from './index.js';
 
-// API.md §1, status by status.
+// The public contract's codes, status by status (also the table of docs/api.md, checked there).
 const contract: Record<number, string[]> = {
   400: [
     'invalid_request',
@@ -35,7 +35,7 @@ const contract: Record<number, string[]> = {
   504: ['upstream_timeout'],
 };
 
-test('the table has exactly the codes of API.md, each with its status', () => {
+test('the table has exactly the codes of the public contract, each with its status', () => {
   const expected = Object.entries(contract).flatMap(([httpStatus, codes]) =>
     codes.map((code) => [code, Number(httpStatus)]),
   );

@@ -1,9 +1,9 @@
 import { status as GrpcStatus } from '@grpc/grpc-js';
 
 /**
- * The one table of stable error codes (API.md §1). Every error the cluster returns is made from
- * a row here; the HTTP status follows from the gRPC status through `httpStatusForGrpc`, so the two
- * can never disagree. Codes are part of the public contract: never rename one.
+ * The one table of stable error codes (docs/api.md#errors). Every error the cluster returns is made
+ * from a row here; the HTTP status follows from the gRPC status through `httpStatusForGrpc`, so the
+ * two can never disagree. Codes are part of the public contract: never rename one.
  */
 export const errorTable = {
   invalid_request: { grpc: GrpcStatus.INVALID_ARGUMENT, message: 'The request is invalid.' },
@@ -95,7 +95,7 @@ export function isErrorCode(value: unknown): value is ErrorCode {
 }
 
 /**
- * gRPC → HTTP, the one place (DESIGN.md). A few codes need an HTTP status that no gRPC status
+ * gRPC → HTTP, the one place it is decided. A few codes need an HTTP status that no gRPC status
  * names (410, 413, 415, 502); their row carries it explicitly.
  */
 export function httpStatusForGrpc(code: GrpcStatus): number {

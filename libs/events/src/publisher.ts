@@ -1,7 +1,7 @@
 import type { NatsConnection } from 'nats';
 import type { Logger } from '@switchboard/telemetry';
 
-/** Publishes `switchboard.events.<area>.<event>` (API.md §8); an event never fails a request. */
+/** Publishes `switchboard.events.<area>.<event>` (JSON bodies); an event never fails a request. */
 export class EventPublisher {
   constructor(
     private readonly nats: NatsConnection,

@@ -2,8 +2,8 @@ import type { EventPublisher } from '@switchboard/events';
 import type { JobRecord } from './record.js';
 
 /**
- * `animate.job.<status>` (API.md §8). Published only by whoever made the transition land (its
- * compare-and-set won), so each happens once per job however many processes raced for it.
+ * `animate.job.<status>`, one per state change. Published only by whoever made the transition
+ * land (its compare-and-set won), so each happens once per job however many processes raced for it.
  */
 export function publishJobEvent(events: EventPublisher | undefined, record: JobRecord): void {
   events?.publish(`animate.job.${record.status}`, {

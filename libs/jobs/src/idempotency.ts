@@ -1,5 +1,5 @@
-// Idempotency-Key claims (API.md §5): the first request with a key claims it for its body's hash
-// and job id; a later one with the same key and body gets that job, with another body 422. The
+// Idempotency-Key claims (the same key and body within 24 h give the same job): the first request
+// with a key claims it for its body's hash and job id; a later one with the same key and body gets that job, with another body 422. The
 // claim is a KV create, so of two concurrent duplicates exactly one wins; the bucket's 24 h max
 // age ends every claim.
 import { createHash } from 'node:crypto';

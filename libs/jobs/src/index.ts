@@ -1,5 +1,5 @@
 /**
- * @switchboard/jobs — animation jobs on NATS JetStream (API.md §5), shared by the gateway and the
+ * @switchboard/jobs — animation jobs on NATS JetStream (`/animate`), shared by the gateway and the
  * animation workers.
  *
  *   gateway:  const board = await JobBoard.open(nc, { ackWaitMs, jobRetentionMs, events });

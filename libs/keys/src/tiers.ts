@@ -1,6 +1,6 @@
 /**
- * The one definition of the tiers (API.md §1): their names, in rank order, and each tier's
- * default limits. The gateway's config (TIER_POLICIES overrides), its OpenAPI document and the
+ * The one definition of the tiers (basic < professional < enterprise): their names, in rank
+ * order, and each tier's default limits. The gateway's config (TIER_POLICIES overrides), its OpenAPI document and the
  * admin dashboard all read these.
  */
 export const tiers = ['basic', 'professional', 'enterprise'] as const;

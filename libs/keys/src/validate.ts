@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { SwitchboardError } from '@switchboard/errors';
 import { tiers, type Tier } from './tiers.js';
 
-/** Input checks for the admin operations; each failure names the field (API.md §1 `param`). */
+/** Input checks for the admin operations; each failure names the field (the error body's `param`). */
 
 const NAME_MAX = 100;
 const ALLOWLIST_MAX = 100;
@@ -133,7 +133,7 @@ export function validateCreate(input: CreateKeyInput): KeyFields {
   };
 }
 
-/** Only the fields present are checked and returned; unknown fields are ignored (API.md §1). */
+/** Only the fields present are checked and returned; unknown fields are ignored, as everywhere in the API. */
 export function validatePatch(patch: KeyPatch): KeyPatch {
   const raw = asObject(patch);
   const out: KeyPatch = {};

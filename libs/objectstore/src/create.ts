@@ -18,7 +18,7 @@ export interface ObjectStoreConfig {
   retentionDays: Record<string, number>;
 }
 
-/** Default retention: screenshots 7 days (API.md §6); images and videos until removed. */
+/** Default retention: screenshots 7 days (they outlive their session); images and videos until removed. */
 export const defaultRetentionDays: Readonly<Record<string, number>> = Object.freeze({
   [SCREENSHOTS_PREFIX]: 7,
 });

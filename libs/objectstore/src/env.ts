@@ -11,7 +11,7 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-/** S3 lifecycle retention: key prefix → days (`{"screenshots/": 7}` by default, API.md §6). */
+/** S3 lifecycle retention: key prefix → days (`{"screenshots/": 7}` by default: screenshots kept 7 days). */
 const retentionDays = z.record(z.string().min(1), z.number().int().min(1).max(36_500));
 
 /**
@@ -37,7 +37,7 @@ export const objectStoreEnvFields = {
   S3_RETENTION_DAYS: env
     .json(retentionDays, JSON.stringify(defaultRetentionDays))
     .describe(
-      'JSON object, key prefix → days to keep objects under it (API.md §6); applied as bucket lifecycle rules.',
+      'JSON object, key prefix → days to keep objects under it (browser screenshots: 7 by default); applied as bucket lifecycle rules.',
     ),
   OBJECT_STORE_DIR: z
     .string()

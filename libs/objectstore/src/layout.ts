@@ -3,7 +3,7 @@
 // the gateway that serves and references them). A name that does not parse is not a stored file.
 import { randomUUID } from 'node:crypto';
 
-/** Key prefix of browser screenshots (kept 7 days by default, API.md §6). */
+/** Key prefix of browser screenshots (kept 7 days by default, after their session ends). */
 export const SCREENSHOTS_PREFIX = 'screenshots/';
 
 const IMAGE_FILE = /^img-[A-Za-z0-9-]{1,64}\.png$/;

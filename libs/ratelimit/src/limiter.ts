@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from '@switchboard/telemetry';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
-/** Fixed windows of one minute: limits are stated "per minute" (API.md §1, `w=60`). */
+/** Fixed windows of one minute: limits are stated "per minute" (`RateLimit-Policy: …;w=60`). */
 export const WINDOW_SECONDS = 60;
 /** While degraded, one call per this interval tries Redis again; the rest go straight to memory. */
 const STORE_RETRY_MS = 1000;
