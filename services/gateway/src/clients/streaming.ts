@@ -24,8 +24,7 @@ export class StreamSender<Req, Res> {
 
   async send(message: Req): Promise<void> {
     if (this.failure) throw this.failure;
-    // Nothing more goes out once cancelled: grpc-js would still start a call that had not
-    // reached the worker yet, and the worker would wait for the rest of an upload for ever.
+    // Nothing more goes out once cancelled: the bytes would only feed a call nobody waits for.
     if (this.cancelled) return;
     if (this.call.write(message)) return;
     await new Promise<void>((resolve, reject) => {
@@ -44,6 +43,11 @@ export class StreamSender<Req, Res> {
     return this.response;
   }
 
+  /**
+   * Cancels the call. A cancel that comes before the call has reached the worker can be lost
+   * (the worker then waits for the rest of the upload), so callers cancel again once their last
+   * send has settled.
+   */
   cancel(): void {
     this.cancelled = true;
     this.call.cancel();

@@ -55,6 +55,8 @@ function relayToWhisper(whisper: WhisperWorker, readOptions: ReadUploadOptions):
       })().then(
         () => done(null, {}),
         (error: unknown) => {
+          // The response may have closed (and cancelled) before this call reached the worker.
+          request.upload?.cancel();
           file.stream.resume(); // let multer finish reading the form
           done(error);
         },
