@@ -4,19 +4,14 @@
 // browser workers (real Chromium) of two sessions each, two gateway replicas sharing NATS.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { Schema } from '@switchboard/client';
 import { admin, bearer, createKey, type CreatedKey } from '../support/admin.js';
 import { startBrowserStack, type BrowserStack } from '../support/browser-stack.js';
 import { startGateway, type GatewayProcess } from '../support/gateway.js';
 import { errorOf, sleep } from '../support/stack.js';
 
-interface BrowserStatus {
-  capacity: number;
-  in_use: number;
-  key_capacity_share: number;
-  fair_share: number;
-  sessions_by_key: Record<string, number>;
-  waiting_keys: string[];
-}
+/** The `browser` part of GET /admin/api/status, as the gateway documents it. */
+type BrowserStatus = Schema<'ClusterStatus'>['browser'];
 
 async function browserStatus(gateway: GatewayProcess): Promise<BrowserStatus> {
   const res = await admin(gateway, 'GET', '/status');

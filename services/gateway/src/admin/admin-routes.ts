@@ -2,7 +2,7 @@ import type { Router } from 'express';
 import { SwitchboardError } from '@switchboard/errors';
 import { requireAdminToken } from '../auth/admin-token.js';
 import type { AuthFailureGuard } from '../auth/authenticate.js';
-import { ClusterStatus, tag } from '../contract/administration.js';
+import { ClusterStatus, adminSurface, tag } from '../contract/administration.js';
 import type { SessionStatus } from '../contract/browser-sessions.js';
 import { adminErrors, json } from '../contract/responses.js';
 import { route } from '../http/route.js';
@@ -35,8 +35,7 @@ export const clusterStatusRoute = route({
   method: 'get',
   path: '/admin/api/status',
   operationId: 'clusterStatus',
-  tag,
-  auth: 'admin',
+  ...adminSurface,
   summary: 'Cluster status',
   description:
     "Each worker's health, the cluster's browser capacity and sessions by key, live browser sessions and animation jobs (what the dashboard shows).",

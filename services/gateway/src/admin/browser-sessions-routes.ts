@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SwitchboardError } from '@switchboard/errors';
 import { callContext } from '../clients/call-context.js';
-import { tag } from '../contract/administration.js';
+import { adminSurface } from '../contract/administration.js';
 import { SessionClosed } from '../contract/browser-sessions.js';
 import { adminErrors, json, workerErrors } from '../contract/responses.js';
 import { route } from '../http/route.js';
@@ -17,8 +17,7 @@ export const adminBrowserSessionRoute = route({
   method: 'delete',
   path: '/admin/api/browser/sessions/{id}',
   operationId: 'closeAnyBrowserSession',
-  tag,
-  auth: 'admin',
+  ...adminSurface,
   summary: "Close any key's browser session",
   description:
     "As the owner's close: the same worker call, the same `browser.session.closed` event, and closing a closed session again is also `200`.",

@@ -2,7 +2,7 @@ import type { ListOptions } from '@switchboard/jobs';
 import { z } from 'zod';
 import { adminJobView } from '../animation/job-view.js';
 import type { AnimationJobs } from '../clients/animation.js';
-import { AdminJob, AdminJobList, tag } from '../contract/administration.js';
+import { AdminJob, AdminJobList, adminSurface } from '../contract/administration.js';
 import { JobListQuery } from '../contract/animation.js';
 import { adminErrors, json } from '../contract/responses.js';
 import { route } from '../http/route.js';
@@ -20,8 +20,7 @@ export const listAllJobsRoute = route({
   method: 'get',
   path: '/admin/api/jobs',
   operationId: 'listAllJobs',
-  tag,
-  auth: 'admin',
+  ...adminSurface,
   summary: 'List the animation jobs of every key',
   description: 'Newest first, a page at a time: pass the last `job_id` of a page as `after` for the next.',
   query: JobListQuery,
@@ -34,8 +33,7 @@ export const cancelAnyJobRoute = route({
   method: 'delete',
   path: '/admin/api/jobs/{job_id}',
   operationId: 'cancelAnyJob',
-  tag,
-  auth: 'admin',
+  ...adminSurface,
   summary: "Cancel any key's animation job",
   description:
     "As the owner's cancel: a queued job at once, a running one within 2 s; `animate.job.canceled` is published. A job that already finished → `409 job_finished`.",

@@ -1,4 +1,3 @@
-import type { Metadata } from '@grpc/grpc-js';
 import {
   Browser,
   type BrowserClient,
@@ -50,8 +49,6 @@ export interface BrowserCapacityStatus {
 function isWorkerGone(error: unknown): boolean {
   return error instanceof SwitchboardError && error.code === 'unavailable' && error.cause !== undefined;
 }
-
-/** What the DevTools proxy needs of the router: where the caller's active session can be reached. */
 
 /** A session whose worker is gone has ended as `expired`, as far as its last record tells. */
 const endedWithWorker = (last: Session): Session =>
@@ -227,12 +224,7 @@ export class SessionRouter {
     const route = await this.route(sessionId, ctx);
     if (route.status !== route.record.session.status) return endedWithWorker(route.record.session);
     try {
-      return await this.call(
-        route,
-        (c) => c.GetDetails.bind(c),
-        { session_id: sessionId },
-        callMetadata(ctx),
-      );
+      return await this.call(route, (c) => c.GetDetails.bind(c), { session_id: sessionId }, ctx);
     } catch (error) {
       if (!isWorkerGone(error)) throw error;
       return endedWithWorker(route.record.session);
@@ -244,12 +236,7 @@ export class SessionRouter {
     const route = await this.route(sessionId, ctx);
     if (route.status !== 'active') return endedWithWorker(route.record.session);
     try {
-      const closed = await this.call(
-        route,
-        (c) => c.CloseSession.bind(c),
-        { session_id: sessionId },
-        callMetadata(ctx),
-      );
+      const closed = await this.call(route, (c) => c.CloseSession.bind(c), { session_id: sessionId }, ctx);
       // This replica counts the session as ended at once (tier limits), not when the watch says so.
       this.fleet.remember({ ...route.record, session: closed, updated_at_ms: Date.now() });
       return closed;
@@ -308,7 +295,7 @@ export class SessionRouter {
     const route = await this.route(sessionId, ctx);
     if (route.status !== 'active') throw endedSessionError(route);
     try {
-      return await this.call(route, method, request, callMetadata(ctx));
+      return await this.call(route, method, request, ctx);
     } catch (error) {
       // Its worker died since the last heartbeat: the session died with it.
       if (isWorkerGone(error)) throw new SwitchboardError('session_expired');
@@ -320,9 +307,9 @@ export class SessionRouter {
     route: SessionRoute,
     method: (client: BrowserClient) => UnaryMethod<Req, Res>,
     request: Req,
-    metadata: Metadata,
+    ctx: CallContext,
   ): Promise<Res> {
-    return unary(method(this.clientFor(route.record.grpc_address)), request, metadata);
+    return unary(method(this.clientFor(route.record.grpc_address)), request, callMetadata(ctx));
   }
 
   private clientFor(address: string): BrowserClient {

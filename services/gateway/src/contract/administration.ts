@@ -204,6 +204,8 @@ export const ClusterStatus = z
   .meta({ id: 'ClusterStatus' });
 
 export const tag = 'Administration';
+/** What every admin route declares alike: its tag and the admin token. */
+export const adminSurface = { tag, auth: 'admin' } as const;
 export const KeyPath = z.object({
   id: z.string().meta({ description: 'The API key id (the `<key id>` part of `sb_<key id>_<secret>`).' }),
 });

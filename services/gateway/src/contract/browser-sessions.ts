@@ -138,6 +138,10 @@ export const SessionPath = z.object({
 
 export const tag = 'Browser sessions';
 export const base = '/api/browser/session';
+/** What every session route declares alike: its tag and API-key auth. */
+export const sessionSurface = { tag, auth: 'apiKey' } as const;
+/** A route on one session, named by the `{id}` in its path. */
+export const onOneSession = { ...sessionSurface, params: SessionPath } as const;
 /** Every call on an existing session. */
 export const onSession: readonly ErrorCode[] = [...keyErrors, 'session_not_found', ...workerErrors];
 /** Every action (not `details`) on a session that may have ended. */

@@ -11,6 +11,9 @@ import { jsonBodyErrors, keyErrors, workerErrors } from './responses.js';
 
 const limits = requestLimits.completion;
 
+/** What every /v1 route declares alike: its tag, API-key auth, and errors in OpenAI's body. */
+export const openAiSurface = { tag: 'OpenAI-compatible', auth: 'apiKey', errorDialect: 'openai' } as const;
+
 /** A field that only has its default here: absent, null, or the value that changes nothing. */
 const onlyDefault = <T extends string | number | boolean>(allowed: readonly T[], what: string) =>
   z

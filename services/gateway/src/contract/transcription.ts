@@ -2,6 +2,7 @@
 import { defaultTierPolicies, tiers } from '@switchboard/keys';
 import { z } from 'zod';
 import { transcriptFormats } from '../transcripts/format.js';
+import { keyErrors } from './responses.js';
 
 /** The text parts; multer hands them over as strings, next to the streamed `file` part. */
 export const TranscribeFields = z.object({
@@ -41,3 +42,16 @@ export const Transcript = z
 export const uploadLimits = tiers.map(
   (tier) => `${tier} ${defaultTierPolicies[tier].upload_limit_bytes / 1_000_000} MB`,
 );
+
+/** The audio part's media types: both transcription routes stream it to the same worker. */
+export const audioEncoding = { file: { contentType: 'audio/*, video/webm, application/octet-stream' } };
+
+/** What both transcription uploads can fail with, before the worker's own failures. */
+export const uploadErrors = [
+  ...keyErrors,
+  'invalid_request',
+  'invalid_audio',
+  'payload_too_large',
+  'unsupported_media_type',
+  'model_loading',
+] as const;

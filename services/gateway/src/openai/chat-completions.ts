@@ -1,5 +1,11 @@
 import { relayCompletion, stopList } from '../completion/relay.js';
-import { ChatCompletion, ChatCompletionRequest, completionErrors, streamOf } from '../contract/openai.js';
+import {
+  ChatCompletion,
+  ChatCompletionRequest,
+  completionErrors,
+  openAiSurface,
+  streamOf,
+} from '../contract/openai.js';
 import { json } from '../contract/responses.js';
 import { route } from '../http/route.js';
 import { openAiDialect, type OpenAiShape } from './completion-dialect.js';
@@ -27,9 +33,7 @@ export const openAiChatCompletionRoute = route({
   path: '/v1/chat/completions',
   modelCalls: 'llm',
   operationId: 'openAiChatCompletion',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
+  ...openAiSurface,
   summary: 'Chat (OpenAI shape)',
   description:
     "The messages are rendered with the model's own chat template by the worker; a model without one → 400 with `param: model`. Text only: no tools, images or audio in messages.",

@@ -1,5 +1,11 @@
 import { relayCompletion, stopList } from '../completion/relay.js';
-import { Completion, CompletionRequest, completionErrors, streamOf } from '../contract/openai.js';
+import {
+  Completion,
+  CompletionRequest,
+  completionErrors,
+  openAiSurface,
+  streamOf,
+} from '../contract/openai.js';
 import { json } from '../contract/responses.js';
 import { route } from '../http/route.js';
 import { openAiDialect, type OpenAiShape } from './completion-dialect.js';
@@ -19,9 +25,7 @@ export const openAiCompletionRoute = route({
   path: '/v1/completions',
   modelCalls: 'llm',
   operationId: 'openAiCompletion',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
+  ...openAiSurface,
   summary: 'Complete a prompt (OpenAI shape)',
   description: 'One choice (`n` = 1); no `echo`, `logprobs` or `suffix`.',
   body: CompletionRequest,

@@ -1,7 +1,7 @@
 import { SwitchboardError } from '@switchboard/errors';
 import { imageKey, type ObjectStore } from '@switchboard/objectstore';
 import { callContext } from '../clients/call-context.js';
-import { ImageGenerationRequest, ImagesResponse } from '../contract/openai.js';
+import { ImageGenerationRequest, ImagesResponse, openAiSurface } from '../contract/openai.js';
 import { json, jsonBodyErrors, keyErrors, workerErrors } from '../contract/responses.js';
 import { route } from '../http/route.js';
 
@@ -25,9 +25,7 @@ export const openAiGenerateImagesRoute = route({
   path: '/v1/images/generations',
   modelCalls: 'diffusion',
   operationId: 'openAiGenerateImages',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
+  ...openAiSurface,
   summary: 'Generate images (OpenAI shape)',
   description: 'The images are stored like those of POST /generate-image.',
   body: ImageGenerationRequest,

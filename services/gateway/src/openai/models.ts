@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SwitchboardError } from '@switchboard/errors';
 import { callContext, type CallContext } from '../clients/call-context.js';
 import { ModelCatalogue } from '../clients/model-catalogue.js';
-import { OpenAiModel } from '../contract/openai.js';
+import { OpenAiModel, openAiSurface } from '../contract/openai.js';
 import { json, keyErrors, workerErrors } from '../contract/responses.js';
 import { perApp, route } from '../http/route.js';
 
@@ -42,9 +42,7 @@ export const openAiListModelsRoute = route({
   method: 'get',
   path: '/v1/models',
   operationId: 'openAiListModels',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
+  ...openAiSurface,
   summary: 'List the ready models (OpenAI shape)',
   description: 'Every ready model of every capability whose worker answers.',
   responses: {
@@ -63,9 +61,7 @@ export const openAiGetModelRoute = route({
   method: 'get',
   path: '/v1/models/{id}',
   operationId: 'openAiGetModel',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
+  ...openAiSurface,
   summary: 'One ready model (OpenAI shape)',
   params: z.object({ id: z.string().min(1).max(200) }),
   responses: { 200: { description: 'The model.', content: json(OpenAiModel) } },

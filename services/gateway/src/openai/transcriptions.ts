@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { TranscriptionFields, VerboseTranscript } from '../contract/openai.js';
-import { keyErrors, workerErrors } from '../contract/responses.js';
+import { TranscriptionFields, VerboseTranscript, openAiSurface } from '../contract/openai.js';
+import { workerErrors } from '../contract/responses.js';
+import { audioEncoding, uploadErrors } from '../contract/transcription.js';
 import { perApp, route } from '../http/route.js';
 import { validate } from '../http/validate.js';
 import { contentTypes, render, type Transcript } from '../transcripts/format.js';
@@ -42,9 +43,7 @@ export const openAiTranscribeRoute = route({
   path: '/v1/audio/transcriptions',
   modelCalls: 'whisper',
   operationId: 'openAiTranscribe',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  errorDialect: 'openai',
+  ...openAiSurface,
   summary: 'Transcribe audio (OpenAI shape)',
   description:
     "Streamed to the worker exactly like POST /transcribe, within the key's tier's upload limit. Form fields may come in any order, before or after `file` (the openai client sends the file first), with the same result: recognition starts once the whole form has arrived.",
@@ -54,7 +53,7 @@ export const openAiTranscribeRoute = route({
         schema: TranscriptionFields.extend({
           file: z.string().meta({ contentMediaType: 'application/octet-stream', description: 'The audio.' }),
         }).meta({ id: 'OpenAiTranscriptionRequest' }),
-        encoding: { file: { contentType: 'audio/*, video/webm, application/octet-stream' } },
+        encoding: audioEncoding,
       },
     },
   },
@@ -74,17 +73,9 @@ export const openAiTranscribeRoute = route({
       },
     },
   },
-  errors: [
-    ...keyErrors,
-    'invalid_request',
-    'invalid_audio',
-    'unknown_model',
-    'payload_too_large',
-    'unsupported_media_type',
-    'model_loading',
-    'no_capacity',
-    ...workerErrors,
-  ],
+  // The document lists each status's codes in this order: unknown_model after invalid_audio (400),
+  // no_capacity after model_loading (503).
+  errors: [...uploadErrors, 'unknown_model', 'no_capacity', ...workerErrors],
   receive: (deps) => uploads(deps).receive,
   async serve({ req, res, deps }) {
     const transcript = await uploads(deps).finish(req);

@@ -6,6 +6,7 @@ import { submitJob } from '../animation/submission.js';
 import { AnimateRequest } from '../contract/animation.js';
 import {
   OpenAiVideo,
+  openAiSurface,
   VideoContentQuery,
   VideoCreateRequest,
   VideoListQuery,
@@ -69,6 +70,9 @@ const videoForm: JobForm = {
   unsupported: 'Send the video request as application/json or multipart/form-data.',
 };
 
+/** The video routes are for the professional tier and up, like /animate. */
+const videoSurface = { ...openAiSurface, tier: 'professional' } as const;
+
 /** The size the video-diffusion back-end renders when none is asked. */
 async function nativeSize(deps: RouteDeps): Promise<{ width?: number; height?: number }> {
   const entry = await deps.clients.animation.backend('video-diffusion');
@@ -99,10 +103,7 @@ export const openAiCreateVideoRoute = route({
   method: 'post',
   path: '/v1/videos',
   operationId: 'openAiCreateVideo',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  tier: 'professional',
-  errorDialect: 'openai',
+  ...videoSurface,
   summary: 'Create a video (OpenAI shape)',
   description: `Queues an animation job on the \`video-diffusion\` back-end (as POST /animate) that animates \`input_reference\`; poll GET /v1/videos/{id}. Without \`input_reference\` → 400 with \`param: input_reference\`.`,
   body: {
@@ -177,10 +178,7 @@ export const openAiListVideosRoute = route({
   method: 'get',
   path: '/v1/videos',
   operationId: 'openAiListVideos',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  tier: 'professional',
-  errorDialect: 'openai',
+  ...videoSurface,
   summary: "List the key's videos (OpenAI shape)",
   description: `Every animation job of the key, newest first (jobs from POST /animate included, \`model\` naming their back-end).`,
   query: VideoListQuery,
@@ -222,10 +220,7 @@ export const openAiGetVideoRoute = route({
   method: 'get',
   path: '/v1/videos/{id}',
   operationId: 'openAiGetVideo',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  tier: 'professional',
-  errorDialect: 'openai',
+  ...videoSurface,
   summary: 'Get a video (OpenAI shape)',
   params: VideoPath,
   responses: { 200: { description: 'The video job.', content: json(OpenAiVideo) } },
@@ -240,10 +235,7 @@ export const openAiDeleteVideoRoute = route({
   method: 'delete',
   path: '/v1/videos/{id}',
   operationId: 'openAiDeleteVideo',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  tier: 'professional',
-  errorDialect: 'openai',
+  ...videoSurface,
   summary: 'Cancel a video (OpenAI shape)',
   description: `Cancels the job as DELETE /animate/{job_id} does: a queued job at once, a running one within 2 s; a job that already finished → \`409 job_finished\` (its files expire with the store's retention).`,
   params: VideoPath,
@@ -264,14 +256,13 @@ export const openAiDeleteVideoRoute = route({
   },
 });
 
+const mp4 = { 'video/mp4': { schema: z.string().meta({ contentMediaType: 'video/mp4' }) } };
+
 export const openAiGetVideoContentRoute = route({
   method: 'get',
   path: '/v1/videos/{id}/content',
   operationId: 'openAiGetVideoContent',
-  tag: 'OpenAI-compatible',
-  auth: 'apiKey',
-  tier: 'professional',
-  errorDialect: 'openai',
+  ...videoSurface,
   summary: 'Download a video (OpenAI shape)',
   description: `The MP4 of a completed video, served as GET /api/videos/{job_id}.mp4 (one \`Range\` → 206). A video not completed, or another key's, → 404.`,
   params: VideoPath,
@@ -280,14 +271,8 @@ export const openAiGetVideoContentRoute = route({
     Range: z.string().optional().meta({ description: 'One byte range, e.g. `bytes=0-1048575`.' }),
   }),
   responses: {
-    200: {
-      description: 'The MP4.',
-      content: { 'video/mp4': { schema: z.string().meta({ contentMediaType: 'video/mp4' }) } },
-    },
-    206: {
-      description: 'The asked bytes.',
-      content: { 'video/mp4': { schema: z.string().meta({ contentMediaType: 'video/mp4' }) } },
-    },
+    200: { description: 'The MP4.', content: mp4 },
+    206: { description: 'The asked bytes.', content: mp4 },
     416: rangeNotSatisfiable('openai'),
   },
   errors: [...keyErrors, 'invalid_request', 'not_found', 'unavailable'],

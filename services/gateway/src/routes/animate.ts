@@ -45,13 +45,14 @@ const animateForm: JobForm = {
   },
 };
 
+/** The animation routes are for the professional tier and up. */
+const animationSurface = { tag: 'Animation', auth: 'apiKey', tier: 'professional' } as const;
+
 export const createAnimationRoute = route({
   method: 'post',
   path: '/animate',
   operationId: 'createAnimation',
-  tag: 'Animation',
-  auth: 'apiKey',
-  tier: 'professional',
+  ...animationSurface,
   summary: 'Start an animation job',
   description: `Queues a job that turns an image into a video; poll \`Location\` for its progress. Jobs are accepted even while no animation worker runs (one that starts later takes them). Too many queued and running jobs for the key's tier → \`429 job_limit\`. An \`avatar\` job while the avatar service is not configured → \`503 unavailable\`.`,
   headers: z.object({
@@ -129,9 +130,7 @@ export const listAnimationsRoute = route({
   method: 'get',
   path: '/animate',
   operationId: 'listAnimations',
-  tag: 'Animation',
-  auth: 'apiKey',
-  tier: 'professional',
+  ...animationSurface,
   summary: "List the key's animation jobs",
   description: `Newest first, a page at a time: pass the last \`job_id\` of a page as \`after\` for the next.`,
   query: JobListQuery,
@@ -147,9 +146,7 @@ export const getAnimationRoute = route({
   method: 'get',
   path: '/animate/{job_id}',
   operationId: 'getAnimation',
-  tag: 'Animation',
-  auth: 'apiKey',
-  tier: 'professional',
+  ...animationSurface,
   summary: 'Get an animation job',
   params: JobPath,
   responses: { 200: { description: 'The job.', content: json(Job) } },
@@ -162,9 +159,7 @@ export const cancelAnimationRoute = route({
   method: 'delete',
   path: '/animate/{job_id}',
   operationId: 'cancelAnimation',
-  tag: 'Animation',
-  auth: 'apiKey',
-  tier: 'professional',
+  ...animationSurface,
   summary: 'Cancel an animation job',
   description: `A queued job is canceled at once, a running one stops within 2 s; a job that already finished → \`409 job_finished\`.`,
   params: JobPath,

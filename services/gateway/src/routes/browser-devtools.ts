@@ -6,7 +6,7 @@ import { CLUSTER_SECRET_KEY } from '@switchboard/grpc';
 import { takeUpgrade } from '../http/upgrades.js';
 import { CLOSE_POLICY_VIOLATION, CLOSE_TRY_AGAIN_LATER, RelayedWebSocket } from '../http/websocket-ending.js';
 import { sessionIdParam } from '../sessions/session-id.js';
-import { SessionPath, action, base, tag } from '../contract/browser-sessions.js';
+import { action, base, onOneSession } from '../contract/browser-sessions.js';
 import { z } from 'zod';
 import { perApp, route } from '../http/route.js';
 
@@ -68,12 +68,10 @@ export const browserSessionDevtoolsRoute = route({
   method: 'get',
   path: `${base}/{id}/devtools`,
   operationId: 'browserSessionDevtools',
-  tag,
-  auth: 'apiKey',
+  ...onOneSession,
   summary: 'Chrome DevTools Protocol (WebSocket)',
   description:
     "A WebSocket upgrade to the session browser's DevTools endpoint, proxied. Send the API key in the `Authorization` header: Playwright `chromium.connectOverCDP(devtools_url, {headers})`, Puppeteer `puppeteer.connect({browserWSEndpoint: devtools_url, headers})`. DevTools traffic counts as session activity. A session has at most `BROWSER_MAX_DEVTOOLS_CONNECTIONS` (default 8) DevTools connections open at once, however many gateways they come through: one more is `429 rate_limited`, and the open ones keep working. `Target.createTarget` past the session's tab bound (`BROWSER_MAX_TABS`, default 10) gets a CDP error.",
-  params: SessionPath,
   headers: z.object({
     Connection: z.literal('Upgrade'),
     Upgrade: z.literal('websocket'),

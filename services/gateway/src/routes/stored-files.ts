@@ -2,7 +2,7 @@
 // each to the key that owns it.
 import type { Request } from 'express';
 import { imageKeyOfFile, screenshotKeyOfFile, videoKeyOfFile } from '@switchboard/objectstore';
-import { sessionId, tag } from '../contract/browser-sessions.js';
+import { sessionId, sessionSurface } from '../contract/browser-sessions.js';
 import { z } from 'zod';
 import { headerRef, keyErrors, rangeNotSatisfiable, workerErrors } from '../contract/responses.js';
 import { jobId } from '../contract/animation.js';
@@ -40,8 +40,7 @@ export const getBrowserScreenshotRoute = route({
   method: 'get',
   path: '/api/browser/screenshots/{session_id}/{filename}',
   operationId: 'getBrowserScreenshot',
-  tag,
-  auth: 'apiKey',
+  ...sessionSurface,
   summary: 'Download a screenshot',
   description: 'To the key that owns the session, also after the session ended.',
   params: z.object({ session_id: sessionId, filename: z.string().regex(/^capture-[0-9]+\.png$/) }),

@@ -1,6 +1,13 @@
 import { z } from 'zod';
-import { headerRef, keyErrors, workerErrors } from '../contract/responses.js';
-import { TranscribeFields, TranscribeRequest, Transcript, uploadLimits } from '../contract/transcription.js';
+import { headerRef, workerErrors } from '../contract/responses.js';
+import {
+  TranscribeFields,
+  TranscribeRequest,
+  Transcript,
+  audioEncoding,
+  uploadErrors,
+  uploadLimits,
+} from '../contract/transcription.js';
 import { perApp, route } from '../http/route.js';
 import { validate } from '../http/validate.js';
 import { contentTypes, render, type TranscriptFormat } from '../transcripts/format.js';
@@ -28,7 +35,7 @@ export const transcribeRoute = route({
     content: {
       'multipart/form-data': {
         schema: TranscribeRequest,
-        encoding: { file: { contentType: 'audio/*, video/webm, application/octet-stream' } },
+        encoding: audioEncoding,
       },
     },
   },
@@ -54,15 +61,7 @@ export const transcribeRoute = route({
       },
     },
   },
-  errors: [
-    ...keyErrors,
-    'invalid_request',
-    'invalid_audio',
-    'payload_too_large',
-    'unsupported_media_type',
-    'model_loading',
-    ...workerErrors,
-  ],
+  errors: [...uploadErrors, ...workerErrors],
   receive: (deps) => uploads(deps).receive,
   async serve({ req, res, deps }) {
     const transcript = await uploads(deps).finish(req);
