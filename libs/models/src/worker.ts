@@ -99,8 +99,7 @@ export function startModelWorker<H, M extends ModelWorkerMetrics>(
     });
 
     const server = await startGrpcServer({
-      port: config.grpc.port,
-      host: config.grpc.host,
+      ...config.grpc,
       logger,
       clusterSecret: config.clusterSecret,
       services: spec.services({ models, metrics, logger }),

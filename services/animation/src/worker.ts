@@ -46,8 +46,7 @@ export function startAnimationWorker(
     const store = createObjectStore(config.objectStore);
 
     const server = await startGrpcServer({
-      port: config.grpc.port,
-      host: config.grpc.host,
+      ...config.grpc,
       logger,
       clusterSecret: config.clusterSecret,
       services: [],

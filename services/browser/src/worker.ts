@@ -73,8 +73,7 @@ export function startBrowserWorker(config: BrowserConfig, logger: Logger): Promi
 
     // Listening first: the registry entry names both ports, and the sessions write that entry.
     const server = await startGrpcServer({
-      port: config.grpc.port,
-      host: config.grpc.host,
+      ...config.grpc,
       logger,
       clusterSecret: config.clusterSecret,
       services: [],
