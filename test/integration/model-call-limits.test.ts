@@ -126,7 +126,8 @@ test("a key with a backlog of images does not make another key's image wait behi
   assert.ok((await held) instanceof Error);
 
   for (const res of [...backlog, ...lightCalls]) assert.equal((await res).status, 200);
-  // At most one of the heavy key's turn, then the light key's: not behind all five of its
-  // backlog, as first come, first served would have it.
-  assert.ok(finished.indexOf('light') <= 1, `finished in order ${finished.join(', ')}`);
+  // The worker serves one of the heavy key's, then the light key's: not all five of its backlog
+  // first, as first come, first served would (light sixth). Answers are counted as they reach the
+  // client, after each image is stored, so the next heavy answer may overtake the light one.
+  assert.ok(finished.indexOf('light') <= 2, `finished in order ${finished.join(', ')}`);
 });
