@@ -10,6 +10,7 @@ import { KeyStore } from '@switchboard/keys';
 import { createObjectStore } from '@switchboard/objectstore';
 import { createConcurrencyLimiter, createRateLimiter, createRedisClient } from '@switchboard/ratelimit';
 import { createRegistry, startMetricsServer, type Logger } from '@switchboard/telemetry';
+import { closeOnce, startWithRollback, type OnRollback } from '@switchboard/grpc';
 import { LiveRequests } from './auth/live-requests.js';
 import { createWorkerClients } from './clients/index.js';
 import type { GatewayConfig } from './config.js';
@@ -45,28 +46,11 @@ export interface RunningGateway {
  * registry, no process-wide state), so several gateways can run in one process — tests start
  * them this way — and main.ts only adds the signals.
  */
-export async function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
-  // Undo steps for what is open so far, run newest first if start-up fails half-way.
-  const opened: (() => unknown)[] = [];
-  try {
-    return await open(config, logger, opened);
-  } catch (error) {
-    for (const undo of opened.reverse()) {
-      try {
-        await undo();
-      } catch {
-        // Start-up has failed already; that error is the one to report.
-      }
-    }
-    throw error;
-  }
+export function startGateway(config: GatewayConfig, logger: Logger): Promise<RunningGateway> {
+  return startWithRollback((onRollback) => open(config, logger, onRollback));
 }
 
-async function open(
-  config: GatewayConfig,
-  logger: Logger,
-  opened: (() => unknown)[],
-): Promise<RunningGateway> {
+async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollback): Promise<RunningGateway> {
   const registry = createRegistry('gateway');
   const metrics = createGatewayMetrics(registry);
 
@@ -77,36 +61,36 @@ async function open(
     maxReconnectAttempts: -1,
     ...natsAuthOptions('gateway', config.natsCredentials),
   });
-  opened.push(() => nats.close());
+  onRollback(() => nats.close());
   // Pinged twice a second: a broker that stops answering makes this replica unready within 1.5 s.
   const natsLiveness = new NatsLiveness(nats, {
     probeIntervalMs: 500,
     unreadyAfterMs: 1_500,
     maxStalenessMs: config.keysMaxStalenessMs,
   });
-  opened.push(() => natsLiveness.close());
+  onRollback(() => natsLiveness.close());
   const live = new LiveRequests();
-  opened.push(() => live.close());
+  onRollback(() => live.close());
   const keys = await KeyStore.open(nats, {
     bucket: config.keysBucket,
     pepper: config.keyPepper,
     migrateLegacyWrittenBefore: config.keysMigrateLegacyBefore,
     logger,
   });
-  opened.push(() => keys.close());
+  onRollback(() => keys.close());
   await keys.ready;
   const redis = createRedisClient(config.redisUrl, redisAuthOptions(config.redisCredentials));
-  opened.push(() => redis.disconnect());
+  onRollback(() => redis.disconnect());
   const limiter = createRateLimiter({ redis, keyPrefix: config.rateLimitPrefix, logger });
-  opened.push(() => limiter.close());
+  onRollback(() => limiter.close());
   const callPlaces = createConcurrencyLimiter({
     redis,
     keyPrefix: `${config.rateLimitPrefix}:calls`,
     logger,
   });
-  opened.push(() => callPlaces.close());
+  onRollback(() => callPlaces.close());
   const fleet = await BrowserFleet.open(nats, { logger });
-  opened.push(() => fleet.close());
+  onRollback(() => fleet.close());
   const events = new EventPublisher(nats, logger);
   // Creates the job stream, its consumers and buckets when absent: jobs are accepted (and KEDA
   // sees them pending) before any animation worker has ever started.
@@ -119,7 +103,7 @@ async function open(
     config.clusterSecret,
     { ...config.workerRouting, metrics },
   );
-  opened.push(() => clients.close());
+  onRollback(() => clients.close());
   const objects = createObjectStore(config.objectStore);
   // The workers write and own the bucket too; the gateway only reads, so a store that is down
   // at start-up is logged and answered with 503 per request rather than failing start-up.
@@ -133,7 +117,7 @@ async function open(
     1000,
   );
   degradedTimer.unref();
-  opened.push(() => clearInterval(degradedTimer));
+  onRollback(() => clearInterval(degradedTimer));
 
   const app = createApp({
     config,
@@ -183,7 +167,7 @@ async function open(
     });
   });
   server.listen(config.http.port, config.http.host);
-  opened.push(() => server.close());
+  onRollback(() => server.close());
   await once(server, 'listening');
   routeUpgrades(server, app);
   const metricsServer = await startMetricsServer(registry, config.metricsPort);
@@ -214,12 +198,11 @@ async function open(
     await metricsServer.close();
     logger.info('stopped');
   };
-  let closing: Promise<void> | undefined;
   return {
     server,
     port,
     metricsPort: metricsServer.port,
-    close: () => (closing ??= drain()),
+    close: closeOnce(drain),
   };
 }
 
