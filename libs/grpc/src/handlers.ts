@@ -133,22 +133,10 @@ export function wrapClientStream<Req, Res>(
 /**
  * The caller's messages. A cancelled upload also *ends* the stream (Node's http2 pushes EOF on
  * RST_STREAM) and grpc-js reports the cancel only a few ticks later, so before saying "that was
- * all" we let those ticks run: a truncated upload must never pass for a complete one. A cancel
- * that comes while a message is awaited does not always end the stream, so each wait also ends
- * with the cancel: a reader waiting for the next bytes is never left waiting for ever.
+ * all" we let those ticks run: a truncated upload must never pass for a complete one.
  */
 async function* requests<Req>(call: AsyncIterable<unknown>, signal: AbortSignal): AsyncIterable<Req> {
-  const iterator = call[Symbol.asyncIterator]();
-  const cancelled = new Promise<never>((_, reject) =>
-    signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true }),
-  );
-  cancelled.catch(() => undefined); // observed by the race below; never left unhandled
-  for (;;) {
-    signal.throwIfAborted();
-    const next = await Promise.race([iterator.next(), cancelled]);
-    if (next.done) break;
-    yield next.value as Req;
-  }
+  for await (const message of call) yield message as Req;
   await new Promise((resolve) => setImmediate(resolve));
   signal.throwIfAborted();
 }
