@@ -17,11 +17,14 @@ import { KvBatch, PromptPrefill, type Forward } from './kv-cache.js';
 
 /** The parts of the model object used here (typed loosely by the library). */
 interface StepModel {
-  config: { max_position_embeddings?: number; eos_token_id?: number | number[] };
+  config: { model_type?: string; max_position_embeddings?: number; eos_token_id?: number | number[] };
   generation_config: { eos_token_id?: number | number[] | null } | null;
   forward(inputs: Parameters<Forward>[0]): Promise<Record<string, Tensor>>;
   dispose(): Promise<unknown>;
 }
+
+/** Model types whose position ids Transformers.js counts from 1 (it derives them so for these). */
+const ONE_BASED_POSITIONS = new Set(['paligemma', 'gemma3_text', 'gemma3']);
 
 function idSet(...values: (number | number[] | null | undefined)[]): Set<number> {
   return new Set(values.flatMap((v) => (v === null || v === undefined ? [] : Array.isArray(v) ? v : [v])));
@@ -52,6 +55,7 @@ export async function loadCausalLm(
   const tokenizerMax = Number(tokenizer.model_max_length);
   const contextLength =
     model.config.max_position_embeddings ?? (Number.isFinite(tokenizerMax) ? tokenizerMax : 2048);
+  const firstPosition = ONE_BASED_POSITIONS.has(model.config.model_type ?? '') ? 1 : 0;
   const eosTokenIds = idSet(model.generation_config?.eos_token_id, model.config.eos_token_id);
   if (eosTokenIds.size === 0) throw new Error('the model declares no eos_token_id');
   return {
@@ -69,7 +73,7 @@ export async function loadCausalLm(
         ? ''
         : tokenizer.decode([...ids], { skip_special_tokens: true, clean_up_tokenization_spaces: false }),
     prefill: () => new PromptPrefill(forward),
-    openBatch: () => new KvBatch(forward),
+    openBatch: () => new KvBatch(forward, firstPosition),
     dispose: async () => {
       await model.dispose();
     },
