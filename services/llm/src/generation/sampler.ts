@@ -82,14 +82,14 @@ function sampleAll(logits: ArrayLike<number>, temperature: number, random: Seede
 function sampleNucleus(logits: ArrayLike<number>, params: SamplingParams, random: SeededRandom): number {
   const { topP, temperature } = params;
   scratch.computeLikely(logits, temperature, LIKELY_NATS);
-  const { weights, bucketMass, total } = scratch;
-  if (!(total > 0)) return argmax(logits); // no finite logit: nothing to weigh
+  if (!(scratch.total > 0)) return argmax(logits); // no finite logit: nothing to weigh
   let edge = nucleusEdge(topP);
   if (!edge) {
     // top_p so near 1 that the nucleus reaches past the likely region: every bucket, then.
     scratch.computeLikely(logits, temperature, Infinity);
     edge = nucleusEdge(topP) ?? lastBucket();
   }
+  const { weights, bucketMass, total } = scratch;
 
   // The smallest set of most likely tokens whose probability reaches top_p (at least one): whole
   // buckets before the edge, then the edge bucket's tokens one by one.
