@@ -138,3 +138,23 @@ test('a masked (−∞) token is never drawn, and logits with no finite value fa
   assert.equal(sampleToken(none, { temperature: 0.7, topP: 1 }, random), 0);
   assert.equal(sampleToken(none, { temperature: 0.7, topP: 0.9 }, random), 0);
 });
+
+test('argmax is the first largest logit, whichever of its lanes holds it', () => {
+  const firstMax = (logits: Float32Array) => {
+    let best = 0;
+    for (let i = 1; i < logits.length; i++) if (logits[i]! > logits[best]!) best = i;
+    return best;
+  };
+  for (const logits of [
+    Float32Array.from([3, 3, 3, 3, 3, 3, 3, 3, 4, 4]),
+    Float32Array.from([0, 2, 2, 0, 2]),
+    Float32Array.from([1, 1, 1, 1, 1]),
+    Float32Array.from([1, 2, 3, 4, 5, 5, 5, 5, 5]),
+    Float32Array.from([7]),
+    gaussianLogits(6n, 4).subarray(0, 100_003),
+    gaussianLogits(7n, 3, (l) => Math.round(l)),
+  ]) {
+    assert.equal(argmax(logits), firstMax(logits), Array.from(logits.subarray(0, 10)).join());
+  }
+  assert.equal(argmax(new Float32Array(5).fill(-Infinity)), 0);
+});
