@@ -61,6 +61,103 @@ test('deltas concatenate to the full decode for arbitrary token sequences, U+FFF
   }
 });
 
+/** The decoder as it was first written, the reference: no cache, a window that never gives up. */
+function referenceStream(
+  decodeIds: (ids: readonly number[]) => string,
+  ids: number[],
+  context: number[] = [],
+) {
+  const all = [...context];
+  let prefixOffset = 0;
+  let readOffset = all.length;
+  const pieces = ids.map((id) => {
+    all.push(id);
+    const prefix = decodeIds(all.slice(prefixOffset, readOffset));
+    const text = decodeIds(all.slice(prefixOffset));
+    if (text.length <= prefix.length || text.endsWith(REPLACEMENT) || !text.startsWith(prefix)) return '';
+    [prefixOffset, readOffset] = [readOffset, all.length];
+    return text.slice(prefix.length);
+  });
+  pieces.push(
+    decodeIds(all.slice(prefixOffset)).slice(decodeIds(all.slice(prefixOffset, readOffset)).length),
+  );
+  return pieces;
+}
+
+/** A decode function that counts its calls and the ids it is given, per push. */
+function counted(decodeIds: (ids: readonly number[]) => string) {
+  const counts = { calls: 0, maxCalls: 0, maxIds: 0 };
+  const wrapped = (ids: readonly number[]) => {
+    counts.calls++;
+    counts.maxIds = Math.max(counts.maxIds, ids.length);
+    return decodeIds(ids);
+  };
+  const push = (decoder: IncrementalDecoder, id: number) => {
+    counts.calls = 0;
+    const piece = decoder.push(id);
+    counts.maxCalls = Math.max(counts.maxCalls, counts.calls);
+    return piece;
+  };
+  return { counts, wrapped, push };
+}
+
+test('real text streams in exactly the pieces of the reference decoder', () => {
+  for (const text of ['naïve 東京 🙂 ok', 'Hello, world! '.repeat(20), 'ab€\n\n€€ 🙂🙂 x']) {
+    const ids = tokenizer.encode(text, { add_special_tokens: false });
+    assert.deepEqual(stream(ids), referenceStream(decode, ids));
+  }
+});
+
+test('a long run of tokens that never decodes to stable text keeps the window small', () => {
+  // The bytes of é, 東 and 🙂: the tiny tokenizer has one token per byte for them.
+  const bytes = tokenizer.encode('é東🙂', { add_special_tokens: false });
+  assert.equal(bytes.length, 9);
+  const continuationBytes = [1, 3, 4, 6, 7, 8].map((n) => bytes[n]!);
+  let state = 7;
+  // The high bits of the generator: its low bits repeat with short periods.
+  const next = (choices: number[]) =>
+    choices[Math.floor(((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * choices.length)]!;
+  const runs = [
+    // Continuation bytes alone never form a character: the text always ends in U+FFFD.
+    Array.from({ length: 10_000 }, () => next(continuationBytes)),
+    // All of the bytes: characters form now and then, between invalid bytes.
+    Array.from({ length: 10_000 }, () => next(bytes)),
+  ];
+  for (const ids of runs) {
+    const { counts, wrapped, push } = counted(decode);
+    const decoder = new IncrementalDecoder(wrapped);
+    const pieces = ids.map((id) => push(decoder, id));
+    pieces.push(decoder.flush());
+    assert.equal(pieces.join(''), decode(ids));
+    assert.ok(counts.maxCalls <= 3, `${counts.maxCalls} decode calls for one token`);
+    // The waiting tokens, and the prefix before them: each a handful, whatever the run's length.
+    assert.ok(counts.maxIds <= 24, `${counts.maxIds} tokens decoded at once`);
+    assert.ok(pieces.filter(Boolean).length > 1000, 'text comes out as it goes, not all at the end');
+  }
+});
+
+test('tokens that decode to nothing (skipped special tokens) do not grow the window', () => {
+  const words = tokenizer.encode('Hello there, world', { add_special_tokens: false });
+  const ids = [...words.slice(0, 2), ...Array<number>(1000).fill(1), ...words.slice(2)];
+  assert.equal(decode([1]), '', 'the token is skipped when decoding');
+  const { counts, wrapped, push } = counted(decode);
+  const decoder = new IncrementalDecoder(wrapped);
+  const pieces = ids.map((id) => push(decoder, id));
+  pieces.push(decoder.flush());
+  assert.equal(pieces.join(''), referenceStream(decode, ids).join(''));
+  assert.ok(counts.maxIds <= 16, `${counts.maxIds} tokens decoded at once`);
+});
+
+test('most tokens of real text cost one decode call', () => {
+  const ids = tokenizer.encode('the cat and the dog and the bird. '.repeat(20), {
+    add_special_tokens: false,
+  });
+  const { counts, wrapped } = counted(decode);
+  const decoder = new IncrementalDecoder(wrapped);
+  for (const id of ids) decoder.push(id);
+  assert.ok(counts.calls < ids.length * 1.2, `${counts.calls} decode calls for ${ids.length} tokens`);
+});
+
 test('an incomplete character at the end is held back, then flushed as U+FFFD', () => {
   const ids = tokenizer.encode('ab€', { add_special_tokens: false });
   const decoder = new IncrementalDecoder(decode);
@@ -119,6 +216,28 @@ test(
     const pieces = completion.map((id) => decoder.push(id));
     pieces.push(decoder.flush());
     assert.deepEqual(pieces.filter(Boolean), [' time', ',', ' there', ' was']);
+  },
+);
+
+test(
+  'SentencePiece: the same pieces as the reference decoder, even after skipped tokens',
+  needsStories,
+  () => {
+    const [prompt, completion] = split('Once upon a', ' time, there was a naïve 🙂 girl.');
+    const context = prompt.slice(-PROMPT_CONTEXT_TOKENS);
+    const decoder = new IncrementalDecoder(decodeSp, context);
+    const pieces = completion.map((id) => decoder.push(id));
+    pieces.push(decoder.flush());
+    assert.deepEqual(pieces, referenceStream(decodeSp, completion, context));
+    // A run of BOS tokens (skipped when decoding) before a word (▁there): its space stays.
+    const withRun = [
+      ...completion.slice(0, 2),
+      ...Array<number>(50).fill(sp().bos_token_id ?? 1),
+      ...completion.slice(2),
+    ];
+    const second = new IncrementalDecoder(decodeSp, context);
+    const text = withRun.map((id) => second.push(id)).join('') + second.flush();
+    assert.equal(text, referenceStream(decodeSp, withRun, context).join(''));
   },
 );
 
