@@ -1553,7 +1553,7 @@ export interface components {
             temperature?: number | null;
             /** @description Nucleus sampling mass, in (0, 1]. */
             top_p?: number | null;
-            /** @description Up to 4 strings that end the generation. */
+            /** @description Up to 4 strings (each 1–500 characters) that end the generation. */
             stop?: string | string[] | null;
             /** @description Sampling seed: same seed, same request → same text. */
             seed?: number | null;
@@ -1624,7 +1624,7 @@ export interface components {
             temperature?: number | null;
             /** @description Nucleus sampling mass, in (0, 1]. */
             top_p?: number | null;
-            /** @description Up to 4 strings that end the generation. */
+            /** @description Up to 4 strings (each 1–500 characters) that end the generation. */
             stop?: string | string[] | null;
             /** @description Sampling seed: same seed, same request → same text. */
             seed?: number | null;

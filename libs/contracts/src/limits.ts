@@ -8,6 +8,11 @@ export const requestLimits = {
     temperature: { min: 0, max: 2 },
     /** Stop strings per request. */
     stopSequences: 4,
+    /**
+     * Characters (UTF-16 code units) per stop string: the worker builds a matcher over them for
+     * each request, so their size is bounded like their number.
+     */
+    stopSequenceChars: 500,
     /** Tokens generated when a request names no max_tokens (capped by the model's context). */
     defaultMaxTokens: 2048,
   },

@@ -4,6 +4,9 @@ import { z } from 'zod';
 
 const limits = requestLimits.completion;
 
+/** One stop string: non-empty and bounded in length. */
+export const StopString = z.string().min(1).max(limits.stopSequenceChars);
+
 export const QueryRequest = z
   .object({
     prompt: z.string().min(1, 'must not be empty').meta({ description: 'The prompt; must not be empty.' }),
@@ -39,7 +42,7 @@ export const QueryRequest = z
       .optional()
       .meta({ description: 'Nucleus sampling mass, in (0, 1] (extension).' }),
     stop: z
-      .union([z.string().min(1), z.array(z.string().min(1)).max(limits.stopSequences)])
+      .union([StopString, z.array(StopString).max(limits.stopSequences)])
       .optional()
       .meta({ description: 'Text that ends the generation (extension).' }),
     seed: z.number().int().optional().meta({ description: 'Sampling seed (extension).' }),

@@ -6,6 +6,7 @@
  */
 import { requestLimits } from '@switchboard/contracts';
 import { z } from 'zod';
+import { StopString } from './language-model.js';
 import { TranscribeFields } from './transcription.js';
 import { jsonBodyErrors, keyErrors, workerErrors } from './responses.js';
 
@@ -41,9 +42,11 @@ const sampling = {
     .meta({ description: 'Default 1; 0 = greedy and deterministic.' }),
   top_p: z.number().gt(0).max(1).nullish().meta({ description: 'Nucleus sampling mass, in (0, 1].' }),
   stop: z
-    .union([z.string().min(1), z.array(z.string().min(1)).max(limits.stopSequences)])
+    .union([StopString, z.array(StopString).max(limits.stopSequences)])
     .nullish()
-    .meta({ description: `Up to ${limits.stopSequences} strings that end the generation.` }),
+    .meta({
+      description: `Up to ${limits.stopSequences} strings (each 1–${limits.stopSequenceChars} characters) that end the generation.`,
+    }),
   seed: z
     .number()
     .int()

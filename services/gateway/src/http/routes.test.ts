@@ -167,6 +167,12 @@ test('400 invalid_request naming the field: wrong type, out of range, missing', 
     'invalid_request',
     'stop',
   );
+  await expectError(
+    await post('/query', { prompt: 'x', stop: 'x'.repeat(501) }),
+    400,
+    'invalid_request',
+    'stop',
+  );
   await expectError(await post('/query', ['prompt']), 400, 'invalid_request');
   await expectError(
     await post('/generate-image', { prompt: 'x', width: 100 }),
@@ -220,6 +226,12 @@ test('under /v1 the same refusals come in OpenAI body, with their status and cod
   );
   assert.equal(error.type, 'invalid_request_error');
   await expectOpenAiError(await send('/v1/completions', '{"prompt": '), 400, 'invalid_json', null);
+  await expectOpenAiError(
+    await post('/v1/completions', { model: 'm', prompt: 'x', stop: ['ok', 'y'.repeat(501)] }),
+    400,
+    'invalid_request',
+    'stop.1',
+  );
   await expectOpenAiError(
     await post('/v1/images/generations', { prompt: 'x', n: 5 }),
     400,

@@ -144,3 +144,19 @@ test('a chat longer than the context is refused with param messages', () => {
       /tokens; the model's context/.test(e.message),
   );
 });
+
+test('stop strings beyond the bounds are refused on gRPC too (param stop): too many, empty, too long', () => {
+  const stopRefused = (stop: string[]) => {
+    try {
+      toGenerationRequest(request({ prompt: 'Once', stop }), chatml);
+    } catch (error) {
+      assert.ok(error instanceof SwitchboardError && error.param === 'stop', String(error));
+      return true;
+    }
+    return false;
+  };
+  assert.equal(stopRefused(['a', 'b', 'c', 'd', 'e']), true);
+  assert.equal(stopRefused(['']), true);
+  assert.equal(stopRefused(['x'.repeat(501)]), true);
+  assert.equal(stopRefused(['a', 'x'.repeat(500)]), false);
+});

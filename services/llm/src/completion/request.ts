@@ -42,7 +42,11 @@ export function toGenerationRequest(
   }
   const topP = request.top_p ?? 1;
   if (!(topP > 0 && topP <= 1)) throw new SwitchboardError('invalid_request', { param: 'top_p' });
-  if (request.stop.length > requestLimits.completion.stopSequences || request.stop.some((s) => s === '')) {
+  const { stopSequences, stopSequenceChars } = requestLimits.completion;
+  if (
+    request.stop.length > stopSequences ||
+    request.stop.some((s) => s === '' || s.length > stopSequenceChars)
+  ) {
     throw new SwitchboardError('invalid_request', { param: 'stop' });
   }
   return {
