@@ -17,6 +17,16 @@ export interface TinyLlamaOptions {
   readonly heads?: number;
   readonly kvHeads?: number;
   readonly maxPositions?: number;
+  /**
+   * The exact vocabulary size, special tokens included (e.g. 128,256 as Llama 3): the tokenizer
+   * gets synthetic merges up to it. By default, only the merges learned from the small corpus.
+   */
+  readonly vocabSize?: number;
+  /**
+   * Multiplies lm_head's initial scale (default 1, logits of standard deviation about 1): about 4
+   * gives logits as peaked as a trained model's, a few nats of entropy at temperature 1.
+   */
+  readonly logitScale?: number;
 }
 
 export interface TinyLlama {
@@ -34,7 +44,10 @@ export function tinyLlamaFiles(options: TinyLlamaOptions = {}): TinyLlama {
   const hiddenSize = options.hiddenSize ?? 32;
   const heads = options.heads ?? 4;
   const maxPositions = options.maxPositions ?? 2048;
-  const tokenizer = buildTinyTokenizer({ modelMaxLength: maxPositions });
+  const tokenizer = buildTinyTokenizer({
+    modelMaxLength: maxPositions,
+    ...(options.vocabSize === undefined ? {} : { vocabSize: options.vocabSize }),
+  });
   const shape: LlamaShape = {
     vocabSize: tokenizer.vocabSize,
     hiddenSize,
@@ -49,10 +62,13 @@ export function tinyLlamaFiles(options: TinyLlamaOptions = {}): TinyLlama {
   };
   if (!Number.isInteger(shape.headDim)) throw new Error('hiddenSize must be a multiple of heads');
   const ids = { bos: tokenizer.bosTokenId, eos: tokenizer.eosTokenId, pad: tokenizer.padTokenId };
-  const model = serializeModel(buildLlamaGraph(shape, new Random(seed)), {
-    docString: 'Tiny random-weight Llama-family decoder for development and tests.',
-    metadata: { seed: String(seed) },
-  });
+  const model = serializeModel(
+    buildLlamaGraph(shape, new Random(seed), { logitScale: options.logitScale ?? 1 }),
+    {
+      docString: 'Tiny random-weight Llama-family decoder for development and tests.',
+      metadata: { seed: String(seed) },
+    },
+  );
   const files = new Map<string, Uint8Array>([
     ['config.json', json(llamaConfigJson(shape, ids, seed))],
     ['generation_config.json', json(generationConfigJson(ids))],

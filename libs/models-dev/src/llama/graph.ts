@@ -31,7 +31,12 @@ interface Context {
   readonly visible: string;
 }
 
-export function buildLlamaGraph(s: LlamaShape, rng: Random): Graph {
+export interface LlamaGraphOptions {
+  /** Multiplies lm_head's initial scale: the logits' standard deviation is about this. */
+  readonly logitScale?: number;
+}
+
+export function buildLlamaGraph(s: LlamaShape, rng: Random, options: LlamaGraphOptions = {}): Graph {
   checkShape(s);
   const g = new Graph('tiny_llama');
   const { batch, sequence, past, total } = DIMS;
@@ -62,7 +67,14 @@ export function buildLlamaGraph(s: LlamaShape, rng: Random): Graph {
     return layer;
   });
   const normed = rmsNorm(g, x, ones(g, 'model.norm.weight', s.hiddenSize), s.rmsNormEps);
-  const lmHead = weight(g, rng, 'lm_head.weight', [s.hiddenSize, s.vocabSize], 1 / Math.sqrt(s.hiddenSize));
+  const logitScale = options.logitScale ?? 1;
+  const lmHead = weight(
+    g,
+    rng,
+    'lm_head.weight',
+    [s.hiddenSize, s.vocabSize],
+    logitScale / Math.sqrt(s.hiddenSize),
+  );
   // Outputs in the order of Optimum exports: logits, then present.<i>.key/value per layer.
   g.output(op.matmul(g, normed, lmHead), 'logits', DataType.FLOAT, [batch, sequence, s.vocabSize]);
   presents.forEach((layer, i) => {

@@ -66,3 +66,26 @@ test('merges shorten common English text; special tokens have the configured ids
     built.padTokenId,
   ]);
 });
+
+test('an exact vocabulary size keeps the learned merges first, then adds merges of new tokens', () => {
+  type Json = { model: { vocab: Record<string, number>; merges: [string, string][] } };
+  const learned = (built.tokenizerJson as Json).model;
+  const started = performance.now();
+  const sized = buildTinyTokenizer({ modelMaxLength: 2048, vocabSize: 151_936 });
+  assert.ok(performance.now() - started < 10_000, 'linear in the merges made');
+  const { vocab, merges } = (sized.tokenizerJson as Json).model;
+  assert.equal(sized.vocabSize, 151_936);
+  assert.equal(Object.keys(vocab).length, 151_936);
+  assert.deepEqual(merges.slice(0, learned.merges.length), learned.merges);
+  const added = merges.slice(learned.merges.length).map(([a, b]) => {
+    assert.ok(a in vocab && b in vocab, `${a} ${b} merges known tokens`);
+    return a + b;
+  });
+  assert.ok(added.every((token) => !(token in learned.vocab)));
+  assert.equal(new Set(added).size, added.length, 'each added merge makes a token of its own');
+  // Ids 0–2 are the special tokens, the text ids follow without a gap.
+  assert.deepEqual(
+    Object.values(vocab).sort((a, b) => a - b),
+    Array.from({ length: 151_936 }, (_, i) => i),
+  );
+});
