@@ -4,6 +4,7 @@
 // the rest of the step (relative error below 1e-13 against Math.exp). Weights more than
 // CUTOFF_NATS below the most likely token's are 0: each is under 4e-18 of it, so all of them
 // together (at most 152k) move no probability by more than 1e-12.
+import { argmax } from './argmax.js';
 
 /** How far below the most likely token's weight a weight counts as 0, in nats (e^−40 ≈ 4e-18). */
 export const CUTOFF_NATS = 40;
@@ -128,24 +129,7 @@ export class TokenWeights {
   }
 }
 
-/** The largest logit (four running maxima, so the comparisons do not wait on each other). */
+/** The largest logit. */
 export function maxOf(logits: ArrayLike<number>): number {
-  const n = logits.length;
-  let m0 = -Infinity;
-  let m1 = -Infinity;
-  let m2 = -Infinity;
-  let m3 = -Infinity;
-  let i = 0;
-  for (; i + 3 < n; i += 4) {
-    const a = logits[i]!;
-    const b = logits[i + 1]!;
-    const c = logits[i + 2]!;
-    const d = logits[i + 3]!;
-    if (a > m0) m0 = a;
-    if (b > m1) m1 = b;
-    if (c > m2) m2 = c;
-    if (d > m3) m3 = d;
-  }
-  for (; i < n; i++) if (logits[i]! > m0) m0 = logits[i]!;
-  return Math.max(m0, m1, m2, m3);
+  return logits[argmax(logits)]!;
 }
