@@ -44,28 +44,22 @@ function sampleAll(logits: ArrayLike<number>, temperature: number, random: Seede
   if (!(scratch.total > 0)) return argmax(logits); // no finite logit: nothing to weigh
   const { weights, blockTotals } = scratch;
   let target = random.next() * scratch.total;
-  let last = 0;
   for (let block = 0, start = 0; start < logits.length; block++, start += BLOCK) {
     const blockTotal = blockTotals[block]!;
-    if (blockTotal === 0) continue;
-    const end = Math.min(logits.length, start + BLOCK);
     if (target >= blockTotal) {
       target -= blockTotal;
-      for (let id = end - 1; id >= start; id--) {
-        if (weights[id]! > 0) {
-          last = id;
-          break;
-        }
-      }
       continue;
     }
+    const end = Math.min(logits.length, start + BLOCK);
     for (let id = start; id < end; id++) {
       target -= weights[id]!;
       if (target < 0) return id;
-      if (weights[id]! > 0) last = id;
     }
   }
-  return last; // rounding left a sliver: the last token that has weight owns it
+  // Rounding left a sliver: the last token that has weight owns it.
+  let last = logits.length - 1;
+  while (last > 0 && weights[last] === 0) last--;
+  return last;
 }
 
 function sampleNucleus(logits: ArrayLike<number>, params: SamplingParams, random: SeededRandom): number {
