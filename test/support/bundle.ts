@@ -1,6 +1,7 @@
 // What the bundle tests share: a service's image read from deploy/docker/Dockerfile (and the shape
-// every worker image has), the production install step (`pnpm … deploy /out`) taken from its build
-// and run into a temp folder with the workspace's own pnpm, the check that the deployed folder is
+// every worker image has), the production install step (`pnpm … deploy /out`, then the prune of
+// deploy/docker/prune-bundle.mjs) taken from its build and run into a temp folder with the
+// workspace's own pnpm, the check that the deployed folder is
 // self-contained (native libraries included), and a worker started from that folder up to
 // grpc.health.v1 SERVING.
 import assert from 'node:assert/strict';
@@ -22,8 +23,8 @@ import { serviceConfig } from './helm-checks.js';
 import { spawnNode } from './processes.js';
 import { repoRoot } from './helm.js';
 
-/** The official Node image every build stage, and every CPU image, starts from. */
-export const nodeImage = 'node:20-bookworm-slim';
+/** The official Node image every build stage, and every CPU image, starts from (a supported LTS). */
+export const nodeImage = 'node:24-bookworm-slim';
 
 /** The packages of an image's `apt-get install`s, sorted (their options left out). */
 export function aptPackages(lines: readonly string[]): string[] {
@@ -133,6 +134,23 @@ export function dockerDeployArgs(image: ServiceImage): string[] {
   return args.slice(0, -1);
 }
 
+/** The script every build runs on its deployed folder, right after `pnpm … deploy /out`. */
+export const pruneScript = 'deploy/docker/prune-bundle.mjs';
+
+/**
+ * The image build's prune of its deployed folder: the step of the deploy's RUN right after the
+ * deploy, `node deploy/docker/prune-bundle.mjs /out`.
+ */
+export function dockerPruneStep(image: ServiceImage): string[] {
+  const run = image.build.lines.find((line) => line.startsWith('RUN') && / deploy \/out\b/.test(line))!;
+  const steps = run.split('&&').map((part) => part.trim());
+  const prune = steps.findIndex((part) => part.includes(pruneScript));
+  assert.ok(prune > 0, `the ${image.variant} build of ${image.service} prunes its deployed folder`);
+  const words = steps[prune]!.split(' ');
+  assert.deepEqual(words, ['node', pruneScript, '/out']);
+  return words.slice(1, -1);
+}
+
 /** The workspace's pinned pnpm (the test package's devDependency), run with this node. */
 export function pnpmCli(): string {
   const require = createRequire(import.meta.url);
@@ -141,9 +159,11 @@ export function pnpmCli(): string {
 
 /**
  * Runs the deploy of a CPU image's build (`pnpm <args> <out>`) from the repository root, with the
- * build's CI and ONNXRUNTIME_NODE_INSTALL (skip) unless `env` says otherwise, and asserts it
- * succeeded. Returns the arguments it ran with. (A CUDA build also fetches onnxruntime-node's CUDA
- * provider, which cannot be done here; assertGpuVariant checks its deploy is this one otherwise.)
+ * build's CI and ONNXRUNTIME_NODE_INSTALL (skip) unless `env` says otherwise, then the build's prune
+ * of that folder, and asserts both succeeded and the folder holds no other platform's ONNX Runtime
+ * binary and no onnxruntime-web. Returns the deploy's arguments. (A CUDA build also fetches
+ * onnxruntime-node's CUDA provider, which cannot be done here; assertGpuVariant checks its deploy
+ * and prune are these otherwise.)
  */
 export function runDockerDeploy(
   image: ServiceImage,
@@ -162,7 +182,38 @@ export function runDockerDeploy(
     timeout: 180_000,
   });
   assert.equal(result.status, 0, `pnpm ${args.join(' ')} failed:\n${result.stdout}\n${result.stderr}`);
+  const prune = spawnSync(process.execPath, [...dockerPruneStep(image), out], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(prune.status, 0, `the prune of ${out} failed:\n${prune.stdout}\n${prune.stderr}`);
+  assert.deepEqual(unusedRuntimeFiles(out), [], 'the deployed folder is pruned');
   return args;
+}
+
+/**
+ * What a pruned folder must not hold: onnxruntime-web (Transformers.js's Node build has it inlined)
+ * and onnxruntime-node binaries for another platform or architecture than this one.
+ */
+export function unusedRuntimeFiles(out: string): string[] {
+  const store = join(out, 'node_modules', '.pnpm');
+  if (!existsSync(store)) return [];
+  const found: string[] = [];
+  for (const entry of readdirSync(store)) {
+    if (entry.startsWith('onnxruntime-web@')) found.push(entry);
+    if (!entry.startsWith('onnxruntime-node@')) continue;
+    const bin = join(store, entry, 'node_modules', 'onnxruntime-node', 'bin');
+    for (const napi of existsSync(bin) ? readdirSync(bin) : []) {
+      for (const platform of readdirSync(join(bin, napi))) {
+        for (const arch of readdirSync(join(bin, napi, platform))) {
+          if (platform !== process.platform || arch !== process.arch)
+            found.push(join(entry, napi, platform, arch));
+        }
+      }
+    }
+  }
+  return found;
 }
 
 /** Every symlink under `dir` must point inside it: the folder is copied into the image alone. */
@@ -389,21 +440,30 @@ export async function assertGpuVariant(service: string, packages: readonly strin
     resolveStage(parseDockerfile(), { SERVICE: service, VARIANT: 'cuda' }, node[0]).base,
     nodeImage,
   );
-  assert.equal(dockerEnv(gpu.build.lines).ONNXRUNTIME_NODE_INSTALL, 'cuda12');
-  assert.ok(
-    gpu.build.lines.some((l) =>
-      /deploy \/out && \{ test -n "\$\(find \/out\/node_modules .*libonnxruntime_providers_cuda\.so/.test(l),
-    ),
-    'the build checks the deployed folder holds the CUDA provider',
+  // The provider comes from the deployed onnxruntime-node's own install script, run by hand (pnpm
+  // runs no dependency install script), after which the build checks the library is there.
+  const deploy = gpu.build.lines.find((l) => / deploy \/out\b/.test(l))!;
+  const steps = deploy.split('&&').map((s) => s.trim());
+  const install = steps.indexOf(
+    'ONNXRUNTIME_NODE_INSTALL=cuda12 node /out/node_modules/onnxruntime-node/script/install.js',
   );
+  assert.ok(install > 0, `the build runs onnxruntime-node's install script for CUDA 12:\n${deploy}`);
+  assert.ok(
+    steps
+      .slice(install)
+      .some((s) => /^\{ test -n "\$\(find \/out\/node_modules .*libonnxruntime_providers_cuda\.so/.test(s)),
+    'then checks the deployed folder holds the CUDA provider',
+  );
+  assert.ok(
+    !gpu.build.lines.some((l) => /only-built-dependencies/.test(l)),
+    'no pnpm setting it would ignore',
+  );
+  assert.deepEqual(dockerPruneStep(gpu), dockerPruneStep(cpu));
   const env = dockerEnv(gpu.runtime.lines);
   assert.equal(env.ORT_EXECUTION_PROVIDERS, 'cuda,cpu');
   assert.deepEqual(
     { ...env, ORT_EXECUTION_PROVIDERS: undefined },
     { ...dockerEnv(cpu.runtime.lines), ORT_EXECUTION_PROVIDERS: undefined },
   );
-  assert.deepEqual(
-    dockerDeployArgs(gpu).filter((a) => a !== '--config.only-built-dependencies=onnxruntime-node'),
-    dockerDeployArgs(cpu),
-  );
+  assert.deepEqual(dockerDeployArgs(gpu), dockerDeployArgs(cpu));
 }

@@ -29,7 +29,7 @@ export interface ParsedDockerfile {
 }
 
 export interface ResolvedStage {
-  /** The image the chain of stages starts from (e.g. node:20-bookworm-slim). */
+  /** The image the chain of stages starts from (e.g. node:24-bookworm-slim). */
   base: string;
   /** The stages walked, from the one on top of `base` to the target. */
   stages: string[];
