@@ -11,3 +11,13 @@ export {
   type EnvVariable,
   type ServiceEnv,
 } from './env-table.js';
+export {
+  checkGrpcClientTlsEnv,
+  checkGrpcServerTlsEnv,
+  grpcClientTlsEnvFields,
+  grpcClientTlsFrom,
+  grpcServerTlsEnvFields,
+  grpcServerTlsFrom,
+  type ClientTlsFiles,
+  type ServerTlsFiles,
+} from './grpc-tls.js';

@@ -9,13 +9,13 @@ import {
   InterceptingCall,
   Metadata,
   status as GrpcStatus,
-  credentials,
   type requestCallback,
 } from '@grpc/grpc-js';
 import { fromGrpcError } from '@switchboard/errors';
 import type { Logger } from '@switchboard/telemetry';
 import { clientKeepalive, retryServiceConfig } from './channel-options.js';
 import { clusterSecretInterceptor } from './cluster-auth.js';
+import { type ClientTransport, plaintextTransport } from './tls.js';
 
 export type ClientConstructor<C extends Client> = new (
   address: string,
@@ -33,6 +33,8 @@ export interface CreateClientOptions {
   channelOptions?: ChannelOptions;
   /** Sent as CLUSTER_SECRET_KEY metadata on every call: workers refuse calls without it. */
   clusterSecret?: string;
+  /** TLS credentials (clientTransport(), made once per process); default plaintext. */
+  transport?: ClientTransport | undefined;
 }
 
 /**
@@ -52,12 +54,14 @@ export function createClient<C extends Client>(
     (options.maxAttempts ?? 3) > 1
       ? { 'grpc.enable_retries': 1, 'grpc.service_config': retryServiceConfig(options.maxAttempts) }
       : { 'grpc.enable_retries': 0 };
-  return new Ctor(address, credentials.createInsecure(), {
+  const transport = options.transport ?? plaintextTransport;
+  return new Ctor(address, transport.credentials, {
     ...clientKeepalive,
     ...retries,
     // Reconnect quickly after a worker restart; grpc-js's default backoff starts at 1 s.
     'grpc.initial_reconnect_backoff_ms': 200,
     'grpc.max_reconnect_backoff_ms': 5_000,
+    ...transport.channelOptions,
     ...options.channelOptions,
     interceptors,
   });

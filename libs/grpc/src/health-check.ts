@@ -1,22 +1,24 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ServiceError, credentials, status as GrpcStatus } from '@grpc/grpc-js';
+import { type ServiceError, status as GrpcStatus } from '@grpc/grpc-js';
 import { Health, type HealthClient } from '@switchboard/contracts';
 import type { ServingStatus } from './health.js';
+import { type ClientTransport, plaintextTransport } from './tls.js';
 
 /** A health answer, or UNREACHABLE when there was none in time (down, refused, no route). */
 export type HealthStatus = ServingStatus | 'UNREACHABLE';
 
 /**
- * One grpc.health.v1 Check. `target` is an address (a short-lived client is made and closed) or
- * an existing Health client (the gateway's, polling). A service the server does not know is
- * SERVICE_UNKNOWN. Never throws.
+ * One grpc.health.v1 Check. `target` is an address (a short-lived client is made and closed, over
+ * `transport`) or an existing Health client (the gateway's, polling). A service the server does not
+ * know is SERVICE_UNKNOWN. Never throws.
  */
 export async function checkHealth(
   target: string | HealthClient,
   service = '',
   timeoutMs = 1_000,
+  transport: ClientTransport = plaintextTransport,
 ): Promise<HealthStatus> {
-  const client = typeof target === 'string' ? new Health(target, credentials.createInsecure()) : target;
+  const client = typeof target === 'string' ? healthClient(target, transport) : target;
   try {
     return await new Promise<HealthStatus>((resolve) => {
       client.Check(
@@ -39,12 +41,14 @@ export interface WaitOptions {
   timeoutMs?: number;
   intervalMs?: number;
   signal?: AbortSignal;
+  /** TLS for a worker that serves it; default plaintext. */
+  transport?: ClientTransport;
 }
 
 /** Polls until SERVING; resolves with the last status seen, which is SERVING unless time ran out. */
 export async function waitForServing(address: string, options: WaitOptions = {}): Promise<HealthStatus> {
   const { service = '', timeoutMs = 60_000, intervalMs = 200, signal } = options;
-  const client = new Health(address, credentials.createInsecure());
+  const client = healthClient(address, options.transport ?? plaintextTransport);
   const until = Date.now() + timeoutMs;
   try {
     for (;;) {
@@ -56,4 +60,8 @@ export async function waitForServing(address: string, options: WaitOptions = {})
   } finally {
     client.close();
   }
+}
+
+function healthClient(address: string, transport: ClientTransport): HealthClient {
+  return new Health(address, transport.credentials, transport.channelOptions);
 }

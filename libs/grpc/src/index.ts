@@ -12,6 +12,10 @@
  *           callMetadata({ requestId, keyId })), checkHealth(address). For a worker with replicas:
  *           new ReplicaPool(Llm, 'llm:50051', { deadlineMs, clusterSecret, dnsServer }), then
  *           pool.unary((c) => c.Complete.bind(c), req, metadata), pool.stream(…), pool.replicas().
+ * TLS:      startGrpcServer({ …, tls: { certFile, keyFile, caFile }, healthPort }) on a worker; on the
+ *           gateway one transport = clientTransport({ caFile, certFile, keyFile, serverName }) shared
+ *           by every createClient / ReplicaPool ({ …, transport }). The files are re-read while
+ *           the process runs, so renewed certificates reach new connections without a restart.
  */
 export {
   clientKeepalive,
@@ -50,6 +54,18 @@ export {
 } from './server.js';
 export { shutdownOnSignals, type Closable, type SignalOptions } from './signals.js';
 export { closeOnce, startWithRollback, type OnRollback } from './lifecycle.js';
+export {
+  checkingServerName,
+  clientTransport,
+  plaintextTransport,
+  serverTransport,
+  TLS_REFRESH_INTERVAL_MS,
+  type ClientTls,
+  type ClientTransport,
+  type ServerTls,
+  type ServerTransport,
+} from './tls.js';
+export { watchTlsFiles, type TlsFilePaths, type TlsFileWatch, type TlsPems } from './tls-files.js';
 export { runWorkerProcess, type WorkerProcessOptions } from './worker-process.js';
 export {
   CLUSTER_SECRET_KEY,

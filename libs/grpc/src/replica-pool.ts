@@ -18,6 +18,7 @@ import {
 } from './client.js';
 import { checkHealth, type HealthStatus } from './health-check.js';
 import { Replica, type ReplicaInfo, type ReplicaStatus } from './replica.js';
+import { checkingServerName, plaintextTransport } from './tls.js';
 import {
   hostResolver,
   joinHostPort,
@@ -235,7 +236,11 @@ export class ReplicaPool<C extends Client> {
   private add(address: string): void {
     // Retries happen here, across replicas; the channel's own would only try the same one again,
     // and stacked on these they would stretch how long a call to a dead worker takes to fail.
-    const client = createClient(this.Ctor, address, { ...this.options, maxAttempts: 1 });
+    const client = createClient(this.Ctor, address, {
+      ...this.options,
+      transport: checkingServerName(this.options.transport ?? plaintextTransport, this.target.host),
+      maxAttempts: 1,
+    });
     this.members.set(address, new Replica(address, client));
     if (isIP(this.target.host) === 0)
       this.options.logger?.info({ target: this.name, address }, 'worker replica added');

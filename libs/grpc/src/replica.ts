@@ -43,6 +43,8 @@ export class Replica<C extends Client> {
     readonly address: string,
     readonly client: C,
   ) {
+    // The watch rides the replica client's own channel (TLS included, when the pool's transport
+    // has it): with channelOverride grpc-js ignores the credentials given here.
     this.health = new Health(address, credentials.createInsecure(), { channelOverride: client.getChannel() });
     this.watchHealth();
   }

@@ -5,6 +5,7 @@ import { serverConnectionAge, serverKeepalive } from './channel-options.js';
 import { clusterAuthInterceptor } from './cluster-auth.js';
 import { type ContextImplementation, wrapImplementation } from './handlers.js';
 import { HealthReporter, type ReportedStatus, serviceNameOf } from './health.js';
+import { type ServerTls, TLS_REFRESH_INTERVAL_MS, serverTransport } from './tls.js';
 
 /** A service to serve: its definition and a context-style implementation (see defineService). */
 export interface ServiceRegistration {
@@ -39,10 +40,20 @@ export interface GrpcServerOptions {
    * sends it) or is refused `unauthorized` before its handler runs. grpc.health.v1 stays open.
    */
   clusterSecret?: string;
+  /** Serve over TLS (files re-read every tlsRefreshIntervalMs); unset = plaintext. */
+  tls?: ServerTls | undefined;
+  tlsRefreshIntervalMs?: number;
+  /**
+   * A second, plaintext port serving grpc.health.v1 only, with the same statuses: the kubelet's gRPC
+   * probes cannot speak TLS. 0 = any free port; unset = none.
+   */
+  healthPort?: number | undefined;
 }
 
 export interface GrpcServer {
   readonly port: number;
+  /** The plaintext health-only port actually bound, when one was asked for. */
+  readonly healthPort: number | undefined;
   /** Flip SERVING / NOT_SERVING, per service (by full name) or all at once. */
   readonly health: HealthReporter;
   readonly server: Server;
@@ -79,20 +90,47 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
     }
   };
 
-  const address = host.includes(':') ? `[${host}]:${options.port}` : `${host}:${options.port}`;
-  const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(address, ServerCredentials.createInsecure(), (error, bound) =>
-      error ? reject(error) : resolve(bound),
-    );
-  });
-  logger.info({ host, port, services: names }, 'grpc server listening');
+  const transport = serverTransport(options.tls, options.tlsRefreshIntervalMs ?? TLS_REFRESH_INTERVAL_MS);
+  await transport.ready;
+  const port = await bind(server, host, options.port, transport.credentials);
+  // Its own Server: a port of the same one would serve every service, and grpc-js cannot limit a
+  // service to one port.
+  const healthServer = options.healthPort === undefined ? undefined : new Server(serverKeepalive);
+  healthServer?.addService(Health.service, health.handlers);
+  const healthPort =
+    healthServer === undefined
+      ? undefined
+      : await bind(healthServer, host, options.healthPort ?? 0, ServerCredentials.createInsecure()).catch(
+          (error: unknown) => {
+            server.forceShutdown();
+            throw error;
+          },
+        );
+  logger.info(
+    {
+      host,
+      port,
+      tls: options.tls !== undefined,
+      mutual_tls: options.tls?.caFile !== undefined,
+      health_port: healthPort,
+      services: names,
+    },
+    'grpc server listening',
+  );
 
   let shuttingDown: Promise<void> | undefined;
   const shutdown = (graceMs = 10_000): Promise<void> => {
-    shuttingDown ??= drain(server, health, logger, graceMs);
+    shuttingDown ??= drain(server, health, logger, graceMs).finally(() => healthServer?.forceShutdown());
     return shuttingDown;
   };
-  return { port, health, server, addServices, shutdown };
+  return { port, healthPort, health, server, addServices, shutdown };
+}
+
+function bind(server: Server, host: string, port: number, credentials: ServerCredentials): Promise<number> {
+  const address = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  return new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, credentials, (error, bound) => (error ? reject(error) : resolve(bound)));
+  });
 }
 
 async function drain(server: Server, health: HealthReporter, logger: Logger, graceMs: number): Promise<void> {

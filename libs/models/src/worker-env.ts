@@ -2,7 +2,7 @@
 // the chart and the local runner can set them alike. Variables that differ per worker carry its
 // prefix (LLM_MAX_BATCH, WHISPER_DEFAULT_MODEL, …) and stay in the worker's own schema.
 import { z } from 'zod';
-import { env } from '@switchboard/config';
+import { env, grpcServerTlsEnvFields, grpcServerTlsFrom } from '@switchboard/config';
 import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { ortEnvFields } from './execution.js';
 
@@ -12,6 +12,7 @@ export function modelWorkerEnvFields(defaults: { grpcPort: number; shutdownGrace
       .port(defaults.grpcPort)
       .describe('gRPC port; grpc.health.v1 reports SERVING once the models it serves are loaded.'),
     GRPC_HOST: z.string().default('0.0.0.0').describe('gRPC listen address.'),
+    ...grpcServerTlsEnvFields,
     METRICS_PORT: env.port(9464).describe('Port of Prometheus `GET /metrics`.'),
     LOG_LEVEL: env.logLevel,
     CLUSTER_SECRET: env
@@ -43,7 +44,12 @@ type ModelWorkerEnv = z.output<z.ZodObject<ReturnType<typeof modelWorkerEnvField
 /** The common part of a model worker's config, from its parsed environment. */
 export function modelWorkerSettings(e: ModelWorkerEnv) {
   return {
-    grpc: { port: e.GRPC_PORT, host: e.GRPC_HOST },
+    grpc: {
+      port: e.GRPC_PORT,
+      host: e.GRPC_HOST,
+      tls: grpcServerTlsFrom(e),
+      healthPort: e.GRPC_HEALTH_PORT,
+    },
     metricsPort: e.METRICS_PORT,
     logLevel: e.LOG_LEVEL,
     clusterSecret: e.CLUSTER_SECRET,

@@ -3,7 +3,13 @@
 // close(). Requests that come earlier get model_loading. A worker supplies only what differs: how
 // to load a model, its metrics and its gRPC service.
 import { resolve } from 'node:path';
-import { closeOnce, startGrpcServer, startWithRollback, type ServiceRegistration } from '@switchboard/grpc';
+import {
+  closeOnce,
+  startGrpcServer,
+  startWithRollback,
+  type ServerTls,
+  type ServiceRegistration,
+} from '@switchboard/grpc';
 import { createRegistry, startMetricsServer, type Logger } from '@switchboard/telemetry';
 import { Gauge, type Registry } from 'prom-client';
 import { ModelRegistry, type ModelDetails } from './registry.js';
@@ -12,7 +18,14 @@ import { useLocalModels } from './transformers-env.js';
 
 /** The part of a model worker's validated config this bootstrap reads. */
 export interface ModelWorkerConfig {
-  readonly grpc: { readonly port: number; readonly host: string };
+  readonly grpc: {
+    readonly port: number;
+    readonly host: string;
+    /** TLS files (GRPC_TLS_*); unset = plaintext. */
+    readonly tls?: ServerTls | undefined;
+    /** The plaintext health-only port for kubelet probes (GRPC_HEALTH_PORT). */
+    readonly healthPort?: number | undefined;
+  };
   readonly metricsPort: number;
   /** Every call but health must carry it (CLUSTER_SECRET): only gateways have it. */
   readonly clusterSecret: string;

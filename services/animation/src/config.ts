@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { natsCredentialEnvFields, natsCredentialsFrom } from '@switchboard/broker-auth';
-import { env, loadConfig } from '@switchboard/config';
+import { checkGrpcServerTlsEnv, env, loadConfig } from '@switchboard/config';
 import { jobEnvFields, jobSettings } from '@switchboard/jobs';
 import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
@@ -97,6 +97,7 @@ const schema = z
       .describe('Test only: delays model loading so tests can see jobs wait. Leave 0.'),
   })
   .superRefine(checkObjectStoreEnv)
+  .superRefine(checkGrpcServerTlsEnv)
   .transform((e) => ({
     ...modelWorkerSettings(e),
     natsUrl: e.NATS_URL,

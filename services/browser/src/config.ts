@@ -1,6 +1,12 @@
 import { natsCredentialEnvFields, natsCredentialsFrom } from '@switchboard/broker-auth';
 import { z } from 'zod';
-import { env, loadConfig } from '@switchboard/config';
+import {
+  checkGrpcServerTlsEnv,
+  env,
+  grpcServerTlsEnvFields,
+  grpcServerTlsFrom,
+  loadConfig,
+} from '@switchboard/config';
 import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import { CHROMIUM_POLICY_DIR } from './chromium/managed-policy.js';
@@ -29,6 +35,7 @@ const schema = z
       .port(50055)
       .describe('gRPC port; grpc.health.v1 reports SERVING once the first pooled Chromium is up.'),
     GRPC_HOST: z.string().default('0.0.0.0').describe('gRPC listen address.'),
+    ...grpcServerTlsEnvFields,
     METRICS_PORT: env.port(9464).describe('Port of Prometheus `GET /metrics`.'),
     LOG_LEVEL: env.logLevel,
     CLUSTER_SECRET: env
@@ -142,8 +149,14 @@ const schema = z
     ...objectStoreEnvFields,
   })
   .superRefine(checkObjectStoreEnv)
+  .superRefine(checkGrpcServerTlsEnv)
   .transform((e) => ({
-    grpc: { port: e.GRPC_PORT, host: e.GRPC_HOST },
+    grpc: {
+      port: e.GRPC_PORT,
+      host: e.GRPC_HOST,
+      tls: grpcServerTlsFrom(e),
+      healthPort: e.GRPC_HEALTH_PORT,
+    },
     devtools: { port: e.DEVTOOLS_PORT, host: e.DEVTOOLS_HOST },
     advertiseHost: e.BROWSER_ADVERTISE_HOST,
     metricsPort: e.METRICS_PORT,

@@ -86,6 +86,7 @@ export function startBrowserWorker(config: BrowserConfig, logger: Logger): Promi
       clusterSecret: config.clusterSecret,
       allowed,
       logger,
+      tls: config.grpc.tls,
     });
     onRollback(() => relay.close());
     const registry = await RegistryAnnouncer.open(

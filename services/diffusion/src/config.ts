@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig } from '@switchboard/config';
+import { checkGrpcServerTlsEnv, env, loadConfig } from '@switchboard/config';
 import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import type { PixelBudgets } from './images/pixel-budget.js';
@@ -80,6 +80,7 @@ const schema = z
       .describe('Test only: delays model loading so tests can observe the `loading` state. Leave 0.'),
   })
   .superRefine(checkObjectStoreEnv)
+  .superRefine(checkGrpcServerTlsEnv)
   .transform((e) => ({
     ...modelWorkerSettings(e),
     defaultModel: e.DIFFUSION_DEFAULT_MODEL,

@@ -4,7 +4,13 @@ import {
   redisCredentialEnvFields,
   redisCredentialsFrom,
 } from '@switchboard/broker-auth';
-import { env, loadConfig } from '@switchboard/config';
+import {
+  checkGrpcClientTlsEnv,
+  env,
+  grpcClientTlsEnvFields,
+  grpcClientTlsFrom,
+  loadConfig,
+} from '@switchboard/config';
 import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import { z } from 'zod';
@@ -171,6 +177,7 @@ const schema = z
       .describe(
         "DNS server (`ip[:port]`) the llm, whisper and diffusion names in `<NAME>_ADDR` are resolved with, every A and AAAA record each time; unset = the system's resolver (in Kubernetes, the cluster DNS behind a headless Service). The local runner points it at its own (docs/scaling.md).",
       ),
+    ...grpcClientTlsEnvFields,
     WORKER_RESOLVE_INTERVAL_MS: env
       .positiveInt(5_000)
       .describe(
@@ -195,6 +202,7 @@ const schema = z
     ...jobEnvFields,
   })
   .superRefine(checkObjectStoreEnv)
+  .superRefine(checkGrpcClientTlsEnv)
   .transform((e) => ({
     http: {
       port: e.GATEWAY_PORT,
@@ -237,6 +245,8 @@ const schema = z
     },
     /** How the llm, whisper and diffusion names are resolved into replicas (clients/worker-endpoint.ts). */
     workerRouting: { dnsServer: e.WORKER_DNS_SERVER, resolveIntervalMs: e.WORKER_RESOLVE_INTERVAL_MS },
+    /** TLS of every gRPC call to a worker (GRPC_TLS_*); undefined = plaintext. */
+    workerTls: grpcClientTlsFrom(e),
     /** Only for the dashboard's health view: jobs go through JetStream, never to this address. */
     animationAddress: e.ANIMATION_ADDR,
     jobs: jobSettings(e),

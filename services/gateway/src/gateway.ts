@@ -10,7 +10,7 @@ import { KeyStore } from '@switchboard/keys';
 import { createObjectStore } from '@switchboard/objectstore';
 import { createConcurrencyLimiter, createRateLimiter, createRedisClient } from '@switchboard/ratelimit';
 import { createRegistry, startMetricsServer, type Logger } from '@switchboard/telemetry';
-import { closeOnce, startWithRollback, type OnRollback } from '@switchboard/grpc';
+import { clientTransport, closeOnce, startWithRollback, type OnRollback } from '@switchboard/grpc';
 import { LiveRequests } from './auth/live-requests.js';
 import { createWorkerClients } from './clients/index.js';
 import type { GatewayConfig } from './config.js';
@@ -100,7 +100,7 @@ async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollbac
     { address: config.animationAddress, board },
     logger,
     fleet,
-    config.clusterSecret,
+    { clusterSecret: config.clusterSecret, transport: clientTransport(config.workerTls) },
     { ...config.workerRouting, metrics },
   );
   onRollback(() => clients.close());

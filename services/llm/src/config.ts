@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { env, loadConfig } from '@switchboard/config';
+import { checkGrpcServerTlsEnv, env, loadConfig } from '@switchboard/config';
 import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
 
 /** Weight files Transformers.js can pick in a model folder, by its dtype names (see LLM_DTYPE). */
@@ -58,6 +58,7 @@ const schema = z
       .default(0)
       .describe('Test only: delays model loading so tests can observe the `loading` state. Leave 0.'),
   })
+  .superRefine(checkGrpcServerTlsEnv)
   .transform((e) => ({
     ...modelWorkerSettings(e),
     defaultModel: e.LLM_DEFAULT_MODEL,

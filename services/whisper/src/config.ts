@@ -1,6 +1,6 @@
 import { tmpdir } from 'node:os';
 import { z } from 'zod';
-import { env, loadConfig } from '@switchboard/config';
+import { checkGrpcServerTlsEnv, env, loadConfig } from '@switchboard/config';
 import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
 
 const schema = z
@@ -83,6 +83,7 @@ const schema = z
     path: ['WHISPER_STRIDE_SECONDS'],
     message: 'must be less than half of WHISPER_CHUNK_SECONDS',
   })
+  .superRefine(checkGrpcServerTlsEnv)
   .transform((e) => ({
     ...modelWorkerSettings(e),
     defaultModel: e.WHISPER_DEFAULT_MODEL,

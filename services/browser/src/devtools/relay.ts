@@ -1,10 +1,21 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import {
+  createServer as createTlsServer,
+  type Server as TlsServer,
+  type ServerOptions as TlsServerOptions,
+} from 'node:https';
 import type { Duplex } from 'node:stream';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { httpStatusOf, SwitchboardError } from '@switchboard/errors';
-import { CLUSTER_SECRET_KEY, clusterSecretMatches } from '@switchboard/grpc';
+import {
+  CLUSTER_SECRET_KEY,
+  clusterSecretMatches,
+  type ServerTls,
+  type TlsPems,
+  watchTlsFiles,
+} from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { AllowedHosts } from '../guard/allowed-hosts.js';
 import type { DevtoolsTarget } from '../sessions/session-service.js';
@@ -49,6 +60,9 @@ export async function startDevtoolsRelay(options: {
   allowed: AllowedHosts;
   /** Ping interval that finds half-open client connections (default 30 s). */
   heartbeatMs?: number;
+  /** The gRPC port's TLS files: gateways reach this port as they reach that one. Unset = plaintext. */
+  tls?: ServerTls | undefined;
+  tlsRefreshIntervalMs?: number;
 }): Promise<DevtoolsRelay> {
   const { logger } = options;
   let targets: DevtoolsTargets | undefined;
@@ -57,10 +71,16 @@ export async function startDevtoolsRelay(options: {
     perMessageDeflate: false,
     maxPayload: MAX_CLIENT_MESSAGE_BYTES,
   });
-  const server: Server = createServer((_req, res) => {
+  const plainRequest: RequestListener = (_req, res) => {
     res.writeHead(400, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify({ error: { code: 'invalid_request', message: 'WebSocket upgrade required.' } }));
-  });
+  };
+  const tlsFiles = options.tls && watchTlsFiles(options.tls, options.tlsRefreshIntervalMs);
+  const server: Server = tlsFiles
+    ? createTlsServer(tlsOptions(tlsFiles.current()), plainRequest)
+    : createServer(plainRequest);
+  // Renewed files reach the connections made from now on, as on the gRPC port.
+  tlsFiles?.onChange((pems) => (server as TlsServer).setSecureContext(pems));
 
   server.headersTimeout = HEADERS_TIMEOUT_MS;
 
@@ -127,6 +147,7 @@ export async function startDevtoolsRelay(options: {
       targets = served;
     },
     async close() {
+      tlsFiles?.close();
       for (const client of wss.clients) client.terminate();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -151,4 +172,9 @@ function refuse(socket: Duplex, error: unknown, requestId: string | string[] | u
       'Connection: close\r\n\r\n' +
       body,
   );
+}
+
+/** With a CA, mutual TLS as on the gRPC port: a client without a certificate from it is cut. */
+function tlsOptions(pems: TlsPems): TlsServerOptions {
+  return { ...pems, requestCert: pems.ca !== undefined, rejectUnauthorized: pems.ca !== undefined };
 }

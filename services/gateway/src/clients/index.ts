@@ -8,7 +8,12 @@ import { SessionRouter } from './session-router.js';
 import { DiffusionWorker } from './diffusion.js';
 import { LlmWorker } from './llm.js';
 import { WhisperWorker } from './whisper.js';
-import { defaultRouting, type WorkerEndpoint, type WorkerRouting } from './worker-endpoint.js';
+import {
+  defaultRouting,
+  type WorkerAccess,
+  type WorkerEndpoint,
+  type WorkerRouting,
+} from './worker-endpoint.js';
 
 export type WorkerName = 'llm' | 'whisper' | 'diffusion' | 'animation' | 'browser';
 
@@ -48,19 +53,20 @@ export interface WorkerClients {
 type CalledWorker = Exclude<WorkerName, 'animation'>;
 
 export function createWorkerClients(
-  endpoints: Readonly<Record<CalledWorker, Readonly<Omit<WorkerEndpoint, 'clusterSecret'>>>>,
+  endpoints: Readonly<Record<CalledWorker, Readonly<Omit<WorkerEndpoint, keyof WorkerAccess>>>>,
   /** Animation workers pull jobs; their address serves only the health view. */
   animation: { readonly address: string; readonly board: JobBoard },
   logger: Logger,
   fleet: BrowserFleet,
-  clusterSecret: string,
+  /** The cluster secret and TLS transport every call to every worker uses. */
+  access: WorkerAccess,
   /**
    * How worker names become replicas: the model workers' calls spread over them, the browser's
    * new sessions before any worker announced itself and every health check resolve through it.
    */
   routing: WorkerRouting = defaultRouting,
 ): WorkerClients {
-  const at = (name: CalledWorker): WorkerEndpoint => ({ ...endpoints[name], clusterSecret });
+  const at = (name: CalledWorker): WorkerEndpoint => ({ ...endpoints[name], ...access });
   const clients = {
     llm: new LlmWorker(at('llm'), logger, routing),
     whisper: new WhisperWorker(at('whisper'), logger, routing),
@@ -81,6 +87,7 @@ export function createWorkerClients(
   const animationHealth = new ReplicaPool<HealthClient>(Health, animation.address, {
     deadlineMs: 1_000,
     maxAttempts: 1,
+    transport: access.transport,
     dnsServer: routing.dnsServer,
     resolveIntervalMs: routing.resolveIntervalMs,
   });

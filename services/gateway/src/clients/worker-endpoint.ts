@@ -1,5 +1,12 @@
 import type { Client } from '@grpc/grpc-js';
-import { type ClientConstructor, type CreateClientOptions, ReplicaPool } from '@switchboard/grpc';
+import {
+  checkingServerName,
+  type ClientConstructor,
+  type ClientTransport,
+  type CreateClientOptions,
+  parseTarget,
+  ReplicaPool,
+} from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { GatewayMetrics } from '../ops/metrics.js';
 
@@ -9,7 +16,12 @@ export interface WorkerEndpoint {
   deadlineMs: number;
   /** CLUSTER_SECRET, sent on every call: workers refuse calls without it. */
   clusterSecret: string;
+  /** TLS (GRPC_TLS_*), one transport shared by every client of the process; unset = plaintext. */
+  transport?: ClientTransport | undefined;
 }
+
+/** What every call to any worker carries: the cluster secret, and TLS when configured. */
+export type WorkerAccess = Pick<WorkerEndpoint, 'clusterSecret' | 'transport'>;
 
 /** How a worker's name becomes replicas (WORKER_DNS_SERVER, WORKER_RESOLVE_INTERVAL_MS). */
 export interface WorkerRouting {
@@ -21,9 +33,16 @@ export interface WorkerRouting {
 
 export const defaultRouting: WorkerRouting = { resolveIntervalMs: 5_000 };
 
-/** The gRPC client options every client of a worker uses: its deadline, the secret, the log. */
+/** The gRPC client options every client of a worker uses: its deadline, the secret, TLS, the log. */
 export function endpointClientOptions(endpoint: WorkerEndpoint, logger: Logger): CreateClientOptions {
-  return { deadlineMs: endpoint.deadlineMs, logger, clusterSecret: endpoint.clusterSecret };
+  return {
+    deadlineMs: endpoint.deadlineMs,
+    logger,
+    clusterSecret: endpoint.clusterSecret,
+    // A browser session's calls dial its worker's pod IP: its certificate names the Service.
+    transport:
+      endpoint.transport && checkingServerName(endpoint.transport, parseTarget(endpoint.address).host),
+  };
 }
 
 /**

@@ -1,17 +1,20 @@
 import type { IncomingMessage } from 'node:http';
+import { Agent as TlsAgent } from 'node:https';
+import { isIP } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createProxyMiddleware } from 'http-proxy-middleware';
 import { SwitchboardError } from '@switchboard/errors';
-import { CLUSTER_SECRET_KEY } from '@switchboard/grpc';
+import { CLUSTER_SECRET_KEY, parseTarget, watchTlsFiles } from '@switchboard/grpc';
 import { takeUpgrade } from '../http/upgrades.js';
 import { CLOSE_POLICY_VIOLATION, CLOSE_TRY_AGAIN_LATER, RelayedWebSocket } from '../http/websocket-ending.js';
 import { sessionIdParam } from '../sessions/session-id.js';
 import { action, base, onOneSession } from '../contract/browser-sessions.js';
 import { z } from 'zod';
-import { perApp, route } from '../http/route.js';
+import { perApp, route, type RouteDeps } from '../http/route.js';
 
 /** Where an accepted DevTools upgrade goes (set by the route, read by the proxy). */
 interface DevtoolsTarget {
+  /** The owning worker's relay, host:port. */
   origin: string;
   path: string;
   keyId: string;
@@ -25,12 +28,33 @@ const closeCodeFor = (reason: SwitchboardError): number =>
 
 const targets = new WeakMap<IncomingMessage, DevtoolsTarget>();
 
+/**
+ * With gRPC TLS on, the relays speak TLS with the same certificates: an agent that trusts the
+ * workers' CA, presents the gateway's certificate, and checks the name the gRPC clients check
+ * (GRPC_TLS_SERVER_NAME, else BROWSER_ADDR's host: relays are dialled by pod IP). Renewed files
+ * reach the connections made from then on.
+ */
+function relayAgent(config: RouteDeps['config']): TlsAgent | undefined {
+  const tls = config.workerTls;
+  if (tls === undefined) return undefined;
+  const service = parseTarget(config.workers.browser.address).host;
+  const servername = tls.serverName ?? (isIP(service) === 0 ? service : undefined);
+  const files = watchTlsFiles(tls);
+  const agent = new TlsAgent({ ...files.current(), ...(servername === undefined ? {} : { servername }) });
+  // Node's agent reads its options at each new connection.
+  files.onChange((pems) => Object.assign(agent.options, pems));
+  return agent;
+}
+
 const proxyOf = perApp(({ logger, config }) => {
   const clusterSecret = config.clusterSecret;
+  const agent = relayAgent(config);
+  const scheme = agent === undefined ? 'http' : 'https';
   return createProxyMiddleware<IncomingMessage>({
     ws: true,
     changeOrigin: true,
-    router: (req) => targets.get(req)!.origin,
+    ...(agent === undefined ? {} : { agent }),
+    router: (req) => `${scheme}://${targets.get(req)!.origin}`,
     pathRewrite: (_path, req) => targets.get(req)!.path,
     on: {
       proxyReqWs: (proxyReq, req) => {
@@ -105,7 +129,7 @@ export const browserSessionDevtoolsRoute = route({
     }
     const socket = new RelayedWebSocket(upgrade.socket);
     targets.set(req, {
-      origin: `http://${devtoolsAddress}`,
+      origin: devtoolsAddress,
       path: `/devtools/${id}`,
       keyId: ctx.key?.id ?? '',
       requestId: ctx.requestId,
