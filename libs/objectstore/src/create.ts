@@ -2,6 +2,7 @@ import { SCREENSHOTS_PREFIX } from './layout.js';
 import { LocalObjectStore } from './local.js';
 import type { ObjectStore } from './object-store.js';
 import { S3ObjectStore } from './s3.js';
+import type { WebIdentityConfig } from './web-identity.js';
 
 export interface ObjectStoreConfig {
   /** S3 / MinIO; when absent, the local directory is used. */
@@ -9,6 +10,7 @@ export interface ObjectStoreConfig {
     endpoint: string;
     accessKey: string;
     secretKey: string;
+    webIdentity?: WebIdentityConfig;
     bucket: string;
     region: string;
   };

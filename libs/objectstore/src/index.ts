@@ -28,5 +28,6 @@ export {
 } from './layout.js';
 export { LocalObjectStore } from './local.js';
 export { S3ObjectStore, lifecycleConfig, type S3StoreConfig } from './s3.js';
+export { WebIdentityCredentials, WebIdentityError, type WebIdentityConfig } from './web-identity.js';
 export { createObjectStore, defaultRetentionDays, type ObjectStoreConfig } from './create.js';
 export { objectStoreEnvFields, checkObjectStoreEnv, objectStoreConfigFrom } from './env.js';

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { IncomingMessage, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
+import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -12,24 +10,12 @@ import { freePort } from '@switchboard/devcluster';
 import { createObjectStore } from './create.js';
 import { LocalObjectStore } from './local.js';
 import { InvalidObjectKeyError, ObjectStoreError, OWNER_KEY_ID_METADATA } from './object-store.js';
+import { S3rver, type S3rverInstance } from './test-support.js';
 import { S3ObjectStore, carriedRange, lifecycleConfig, parseEndpoint } from './s3.js';
-
-// s3rver ships no types; this is the part of it the test uses.
-interface S3rverInstance {
-  run(): Promise<AddressInfo>;
-  close(): Promise<void>;
-}
-type S3rverClass = new (options: {
-  address: string;
-  port: number;
-  silent: boolean;
-  directory: string;
-}) => S3rverInstance & { httpServer?: Server };
-const S3rver = createRequire(import.meta.url)('s3rver') as S3rverClass;
 
 describe('S3ObjectStore against s3rver', () => {
   let dir: string;
-  let server: S3rverInstance & { httpServer?: Server };
+  let server: S3rverInstance;
   let endpoint: string;
   const credentials = { accessKey: 'S3RVER', secretKey: 'S3RVER', region: 'us-east-1' };
   let store: S3ObjectStore;

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Client, type LifecycleConfig } from 'minio';
+import { Client, type ClientOptions, type LifecycleConfig } from 'minio';
 import {
   type GetOptions,
   type ObjectInfo,
@@ -13,12 +13,16 @@ import {
   validateMetadata,
   validateRange,
 } from './object-store.js';
+import { type WebIdentityConfig, WebIdentityCredentials } from './web-identity.js';
 
 export interface S3StoreConfig {
   /** `http(s)://host[:port]` of the S3 / MinIO server (path-style addressing). */
   endpoint: string;
+  /** Static keys; ignored when `webIdentity` is given. */
   accessKey: string;
   secretKey: string;
+  /** Short-lived keys from the pod's service-account token instead of static ones. */
+  webIdentity?: WebIdentityConfig;
   bucket: string;
   region: string;
   /** Key prefix → days after which objects under it expire (a bucket lifecycle rule each). */
@@ -114,8 +118,15 @@ export class S3ObjectStore implements ObjectStore {
   constructor(config: S3StoreConfig) {
     this.client = new Client({
       ...parseEndpoint(config.endpoint),
-      accessKey: config.accessKey,
-      secretKey: config.secretKey,
+      ...(config.webIdentity
+        ? {
+            // The ESM build's CredentialProvider (which the client loaded here uses) is declared
+            // apart from the CommonJS one that ClientOptions names: same class at run time.
+            credentialsProvider: new WebIdentityCredentials(
+              config.webIdentity,
+            ) as unknown as ClientOptions['credentialsProvider'],
+          }
+        : { accessKey: config.accessKey, secretKey: config.secretKey }),
       region: config.region,
       pathStyle: true,
     });
