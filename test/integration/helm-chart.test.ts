@@ -22,6 +22,7 @@ import {
   type Variant,
 } from '../support/dockerfile.js';
 import { testClusterSecret } from '../support/gateway.js';
+import { applyProfiles } from '../support/skaffold-profiles.js';
 import {
   allContainers,
   componentOf,
@@ -598,18 +599,18 @@ for (const [name, expected] of Object.entries(matrix)) {
         ?.map((v) => (v as { clusterAuth?: { existingSecret?: string } }).clusterAuth?.existingSecret)
         .filter(Boolean)
         .at(-1);
-      const generated = ofKind(objects, 'Secret').filter((o) => o.metadata.name.endsWith('-cluster-secret'));
+      assert.deepEqual(ofKind(objects, 'Secret'), [], 'never rendered: the hook Job creates it');
+      const generated = generatedSecrets(objects).filter((s) => s.name.endsWith('-cluster-secret'));
       if (given) {
         assert.equal(refs[0]!.name, given);
         assert.deepEqual(generated, [], 'nothing generated beside an existing Secret');
         return;
       }
-      assert.equal(generated.length, 1, 'the release with the gateway creates it');
-      assert.deepEqual(refs[0], { name: generated[0]!.metadata.name, key: 'secret' });
-      const data = (generated[0] as { data?: Record<string, string> }).data ?? {};
-      const secret = Buffer.from(data.secret ?? '', 'base64').toString('utf8');
-      assert.match(secret, /^[A-Za-z0-9]{48}$/);
-      assert.equal(generated[0]!.metadata.labels?.['app.kubernetes.io/component'], 'gateway');
+      assert.deepEqual(
+        generated,
+        [{ name: refs[0]!.name, key: 'secret', length: 48 }],
+        "the release's hook creates it",
+      );
     });
 
     test('Secrets reach Switchboard containers only as read-only files of one projected volume, each its own', () => {
@@ -875,8 +876,8 @@ describe('chart: network policies by default (workers trust only the gateway)', 
       const ports = (rule.ports ?? []).map((p) => p.port);
       assert.ok(ports.length > 0, `a rule to pods names its ports: ${JSON.stringify(rule)}`);
       assert.ok(
-        ports.every((port) => port === 53 || infraPorts.includes(port as number)),
-        `only DNS and infrastructure ports: ${JSON.stringify(ports)}`,
+        ports.every((port) => port === 53 || port === 5353 || infraPorts.includes(port as number)),
+        `only DNS (53, and OpenShift's 5353) and infrastructure ports: ${JSON.stringify(ports)}`,
       );
     }
     for (const component of ['gateway', ...workerNames]) {
@@ -894,32 +895,41 @@ describe('chart: network policies by default (workers trust only the gateway)', 
   });
 });
 
+/** The Secrets the release's hook Job creates (its ConfigMap's secrets.json): test/integration/helm-gitops.test.ts. */
+const generatedSecrets = (objects: K8sObject[]): { name: string; key: string; length: number }[] => {
+  const job = ofKind(objects, 'Job').find(
+    (j) => (j.metadata as { annotations?: Record<string, string> }).annotations?.['helm.sh/hook'],
+  );
+  const configMap = ofKind(objects, 'ConfigMap').find((c) => c.metadata.name === job?.metadata.name) as
+    { data?: Record<string, string> } | undefined;
+  const spec = configMap?.data?.['secrets.json'];
+  return spec
+    ? (JSON.parse(spec) as { secrets: { name: string; key: string; length: number }[] }).secrets
+    : [];
+};
+
 describe('chart: cluster secret', () => {
   const refOf = (objects: K8sObject[], component: string) =>
     secretRef(deploymentOf(objects, component)!, 'CLUSTER_SECRET');
 
-  test('is kept across upgrades and on uninstall', () => {
-    const secret = ofKind(render('defaults'), 'Secret').find(
-      (o) => o.metadata.name === 'sb-switchboard-cluster-secret',
+  test('is created once by the hook Job, never rendered, so renders and syncs never rotate it', () => {
+    const objects = render('defaults');
+    assert.deepEqual(ofKind(objects, 'Secret'), []);
+    assert.deepEqual(
+      generatedSecrets(objects).find((s) => s.name === 'sb-switchboard-cluster-secret'),
+      { name: 'sb-switchboard-cluster-secret', key: 'secret', length: 48 },
     );
-    assert.ok(secret);
-    assert.equal(
-      (secret.metadata as { annotations?: Record<string, string> }).annotations?.['helm.sh/resource-policy'],
-      'keep',
-    );
-    assert.match(
-      readFileSync(join(chartDir, 'templates', 'cluster-secret.yaml'), 'utf8'),
-      /lookup "v1" "Secret"/,
-    );
+    assert.deepEqual(refOf(objects, 'gateway'), { name: 'sb-switchboard-cluster-secret', key: 'secret' });
   });
 
   test('clusterAuth.existingSecret replaces the generated Secret for every workload', () => {
     const objects = helmTemplate({
       values: [allWorkers, { clusterAuth: { existingSecret: 'ops-cluster', existingSecretKey: 'value' } }],
     });
+    assert.deepEqual(ofKind(objects, 'Secret'), []);
     assert.deepEqual(
-      ofKind(objects, 'Secret')
-        .map((o) => o.metadata.name)
+      generatedSecrets(objects)
+        .map((s) => s.name)
         .sort(),
       ['sb-switchboard-admin-token', 'sb-switchboard-key-pepper'],
     );
@@ -928,20 +938,20 @@ describe('chart: cluster secret', () => {
     }
   });
 
-  test("a release with workers only (skaffold's modules) reads the gateway release's Secret and creates none", () => {
+  test("a release with workers only (skaffold's modules) creates the shared Secret when no release has", () => {
     const options = { valuesFiles: [join(valuesDir, 'dev.yaml')], values: [{ llm: { enabled: true } }] };
     const objects = helmTemplate(options);
     assert.deepEqual(ofKind(objects, 'Secret'), []);
     assert.deepEqual(refOf(objects, 'llm'), { name: 'switchboard-cluster-secret', key: 'secret' });
+    assert.deepEqual(generatedSecrets(objects), [
+      { name: 'switchboard-cluster-secret', key: 'secret', length: 48 },
+    ]);
     const gatewayRelease = helmTemplate({
       valuesFiles: [join(valuesDir, 'dev.yaml')],
       values: [{ gateway: { enabled: true } }],
     });
-    assert.ok(ofKind(gatewayRelease, 'Secret').some((o) => o.metadata.name === 'switchboard-cluster-secret'));
-    assert.match(
-      helmNotes(options),
-      /runs no gateway: its worker pods start once the gateway's release has created that Secret/,
-    );
+    assert.ok(generatedSecrets(gatewayRelease).some((s) => s.name === 'switchboard-cluster-secret'));
+    assert.match(helmNotes(options), /Generated Secrets \(switchboard-cluster-secret\): the hook Job/);
   });
 });
 
@@ -949,7 +959,7 @@ describe('chart: key pepper', () => {
   /** KEY_PEPPER_FILE of the gateway, resolved to the Secret item mounted there. */
   const pepperMount = (objects: K8sObject[]) => secretsOf(deploymentOf(objects, 'gateway')!).KEY_PEPPER;
 
-  test('reaches the gateway only, as a file from a Secret kept across upgrades and on uninstall', () => {
+  test('reaches the gateway only, as a file from a Secret the hook Job creates once', () => {
     const objects = render('defaults');
     const pepper = pepperMount(objects);
     assert.ok(pepper?.readOnly, 'mounted read-only');
@@ -959,26 +969,15 @@ describe('chart: key pepper', () => {
       assert.ok(!names.includes('KEY_PEPPER'), `${d.metadata.name}: never in the environment`);
       assert.equal(names.includes('KEY_PEPPER_FILE'), componentOf(d) === 'gateway', d.metadata.name);
     }
-    const generated = ofKind(objects, 'Secret').find((o) => o.metadata.name === 'sb-switchboard-key-pepper');
-    assert.ok(generated);
-    assert.equal(
-      (generated.metadata as { annotations?: Record<string, string> }).annotations?.[
-        'helm.sh/resource-policy'
-      ],
-      'keep',
-    );
-    const data = (generated as { data?: Record<string, string> }).data ?? {};
-    assert.ok(Buffer.from(data.pepper ?? '', 'base64').length >= 32, 'at least 32 characters');
-    assert.match(
-      readFileSync(join(chartDir, 'templates', 'key-pepper-secret.yaml'), 'utf8'),
-      /lookup "v1" "Secret"/,
-    );
+    const generated = generatedSecrets(objects).find((s) => s.name === 'sb-switchboard-key-pepper');
+    assert.deepEqual(generated, { name: 'sb-switchboard-key-pepper', key: 'pepper', length: 64 });
+    assert.ok(generated.length >= 32, 'at least 32 characters');
   });
 
   test('keyPepper.existingSecret replaces the generated Secret; a literal in gateway.env is refused', () => {
     const objects = render('external infra URLs and secrets');
     assert.equal(pepperMount(objects)?.secret, 'sb-key-pepper');
-    assert.ok(!ofKind(objects, 'Secret').some((o) => o.metadata.name.endsWith('-key-pepper')));
+    assert.ok(!generatedSecrets(objects).some((s) => s.name.endsWith('-key-pepper')));
     for (const name of ['KEY_PEPPER', 'KEY_PEPPER_FILE']) {
       assert.match(
         helmTemplateFailure({ values: [{ gateway: { env: { [name]: 'p'.repeat(40) } } }] }),
@@ -2074,7 +2073,7 @@ describe('chart: animation worker', () => {
   });
 
   test('NetworkPolicies: no pod reaches its gRPC port; egress to DNS and the infrastructure, and HTTPS out only with the avatar vendor configured', () => {
-    const infraPorts = [53, 4222, 6379, 9000];
+    const infraPorts = [53, 5353, 4222, 6379, 9000];
     for (const name of ['every worker enabled', 'network policies on', ...withAvatar]) {
       const objects = render(name);
       const labelsOf = (component: string) => deploymentOf(objects, component)!.spec.template.metadata.labels;
@@ -2228,10 +2227,10 @@ describe('chart: gateway edge settings', () => {
     assert.deepEqual(JSON.parse(env.TIER_POLICIES!), { basic: { requests_per_minute: 30 } });
   });
 
-  test('the admin token Secret is generated only without an existing Secret', () => {
+  test('the admin token Secret is generated (by the hook Job) only without an existing Secret', () => {
     const adminSecrets = (name: string) =>
-      ofKind(render(name), 'Secret')
-        .map((s) => s.metadata.name)
+      generatedSecrets(render(name))
+        .map((s) => s.name)
         .filter((n) => n.endsWith('-admin-token') || n === 'sb-admin');
     assert.deepEqual(adminSecrets('defaults'), ['sb-switchboard-admin-token']);
     assert.deepEqual(adminSecrets('external infra URLs and secrets'), []);
@@ -2522,7 +2521,8 @@ describe('deploy/docker/Dockerfile', () => {
     const used = new Set<string>();
     for (const { service, variant, runtime, build } of images) {
       assert.ok(runtime.stages.includes(service), `SERVICE=${service} builds the stage ${service}`);
-      for (const chain of [runtime, build]) {
+      const dev = resolveStage(dockerfile, { SERVICE: service, VARIANT: variant }, 'dev');
+      for (const chain of [runtime, build, dev]) {
         for (const stage of chain.stages) used.add(stage);
         for (const line of chain.lines) {
           const from = /^COPY --from=(\S+) /.exec(line)?.[1];
@@ -2565,6 +2565,98 @@ describe('deploy/docker/Dockerfile', () => {
   });
 });
 
+describe('deploy/docker/Dockerfile: build layers and the development image', () => {
+  const dockerfile = parseDockerfile();
+  const variants = workspaceServices.flatMap((service) =>
+    imageVariants(service).map((variant) => ({
+      service,
+      variant,
+      args: { SERVICE: service, VARIANT: variant },
+    })),
+  );
+
+  test('no RUN reads what a cache mount of another RUN holds (a layer cache can restore one without the other)', () => {
+    for (const { args } of variants) {
+      // The build chains: the image's (build) and the development image's (dev-build).
+      for (const target of ['build', 'dev-build']) {
+        const runs = resolveStage(dockerfile, args, target).lines.filter((l) => l.startsWith('RUN '));
+        runs.forEach((run, i) => {
+          for (const mount of run.matchAll(/--mount=type=cache,\S*?target=([^,\s]+)/g)) {
+            const others = runs.filter((other, j) => j !== i && other.includes(mount[1]!));
+            assert.deepEqual(others, [], `${mount[1]} is a cache mount of: ${run}`);
+          }
+        });
+      }
+    }
+  });
+
+  test('the dev target: the service stage plus the built workspace (libs/devcluster too), owned and run by the app user', () => {
+    for (const { service, variant, args } of variants) {
+      const where = `SERVICE=${service} VARIANT=${variant} --target dev`;
+      const dev = resolveStage(dockerfile, args, 'dev');
+      const image = serviceImage(service, variant);
+      const serviceStage = image.runtime.stages.indexOf(service);
+      assert.deepEqual(dev.stages.slice(0, -1), image.runtime.stages.slice(0, serviceStage + 1), where);
+      const copies = dev.lines.filter((l) => l.startsWith('COPY --from='));
+      const devCopy = copies.at(-1)!;
+      assert.equal(devCopy, 'COPY --from=dev-build --chown=10001:10001 /src /src', where);
+      const workspace = resolveStage(dockerfile, args, 'dev-build');
+      // The workspace the image's own build left (its lines first), then devcluster built beside it.
+      assert.deepEqual(workspace.lines.slice(0, image.build.lines.length), image.build.lines, where);
+      const extra = workspace.lines.slice(image.build.lines.length).join('\n');
+      assert.match(extra, /--filter "@switchboard\/devcluster\.\.\."/, where);
+      assert.match(extra, new RegExp(`tsc -b services/${service} libs/devcluster`), where);
+      assert.equal(dockerEnv(dev.lines).SERVICE, service, where);
+      assert.ok(dev.lines.includes(`WORKDIR /src/services/${service}`), where);
+      assert.equal(dev.lines.filter((l) => l.startsWith('USER')).at(-1), 'USER 10001:10001', where);
+      assert.equal(dev.lines.at(-2), 'ENTRYPOINT ["/usr/bin/tini", "--"]');
+      const cmd = /^CMD \["node", "\/src\/(deploy\/docker\/[\w-]+\.mjs)"\]$/.exec(dev.lines.at(-1)!);
+      assert.ok(cmd, `${where}: the watching entrypoint: ${dev.lines.at(-1)}`);
+      assert.ok(existsSync(join(repoRoot, cmd[1]!)), cmd[1]);
+    }
+  });
+
+  test('Dockerfile.dockerignore: the root .dockerignore, plus exactly the scripts the build runs from deploy/docker', () => {
+    const rules = (path: string) =>
+      readFileSync(join(repoRoot, path), 'utf8')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l && !l.startsWith('#'));
+    const own = rules('deploy/docker/Dockerfile.dockerignore');
+    const root = rules('.dockerignore');
+    const aboutDeploy = (rule: string) => /^!?deploy\b/.test(rule);
+    assert.deepEqual(
+      own.filter((r) => !aboutDeploy(r)),
+      root.filter((r) => !aboutDeploy(r)),
+    );
+    assert.deepEqual(
+      root.filter((r) => r.startsWith('deploy')),
+      ['deploy'],
+    );
+    assert.deepEqual(
+      own.filter((r) => r.startsWith('deploy')),
+      ['deploy/*'],
+    );
+    assert.deepEqual(
+      own.filter((r) => r.startsWith('!deploy')),
+      ['!deploy/docker/*.mjs'],
+    );
+    // Every file of deploy/docker the build runs is one that rule lets in.
+    const used = new Set(
+      readFileSync(join(repoRoot, 'deploy', 'docker', 'Dockerfile'), 'utf8').match(
+        /deploy\/docker\/[\w./-]+/g,
+      ),
+    );
+    used.delete('deploy/docker/Dockerfile');
+    used.delete('deploy/docker/Dockerfile.dockerignore');
+    for (const path of used) {
+      assert.match(path, /^deploy\/docker\/[\w-]+\.mjs$/, `${path} is in the build context`);
+      assert.ok(existsSync(join(repoRoot, path)), path);
+    }
+    assert.ok(used.size >= 2, [...used].join(', '));
+  });
+});
+
 describe('skaffold.yaml', () => {
   interface HelmRelease {
     name: string;
@@ -2591,7 +2683,7 @@ describe('skaffold.yaml', () => {
       name: string;
       build?: { artifacts?: Artifact[] };
       deploy?: { helm?: { releases?: HelmRelease[] } };
-      patches?: { path: string }[];
+      patches?: { op?: string; path: string; value?: unknown }[];
     }[];
   }
 
@@ -2602,14 +2694,23 @@ describe('skaffold.yaml', () => {
   });
   const chartValues = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8')) as Record<string, unknown>;
   const sanitize = (image: string) => image.replace(/[/\-.:]/g, '_');
-  const allReleases = (c: SkaffoldConfig) => [
-    ...(c.deploy?.helm?.releases ?? []),
-    ...(c.profiles ?? []).flatMap((p) => p.deploy?.helm?.releases ?? []),
-  ];
-  const allArtifacts = (c: SkaffoldConfig) => [
-    ...(c.build?.artifacts ?? []),
-    ...(c.profiles ?? []).flatMap((p) => p.build?.artifacts ?? []),
-  ];
+  /**
+   * Every config skaffold makes of a module (test/support/skaffold-profiles.ts): `skaffold dev` (its
+   * dev profile on) and `run`, alone and with each profile a user names (gpu, dev-infra).
+   */
+  const variants = (c: SkaffoldConfig) =>
+    (['dev', 'run'] as const).flatMap((command) =>
+      [[], ['gpu'], ['dev-infra']]
+        .filter((named) => named.every((n) => c.profiles?.some((p) => p.name === n)))
+        .map((named) => ({
+          command,
+          named,
+          config: applyProfiles(c, command, named),
+        })),
+    );
+  const allReleases = (c: SkaffoldConfig) =>
+    variants(c).flatMap((v) => v.config.deploy?.helm?.releases ?? []);
+  const allArtifacts = (c: SkaffoldConfig) => variants(c).flatMap((v) => v.config.build?.artifacts ?? []);
 
   test('every document is a named skaffold v4 config', () => {
     assert.ok(configs.length >= 2);
@@ -2649,13 +2750,16 @@ describe('skaffold.yaml', () => {
       .filter(([, value]) => value === undefined)
       .map(([name]) => name);
     assert.deepEqual(required, ['SERVICE']);
-    let artifacts = 0;
+    const images = new Set<string>();
     for (const c of configs) {
-      for (const { docker } of allArtifacts(c)) {
-        artifacts++;
+      for (const { command, config } of variants(c)) {
+        const docker = config.build?.artifacts?.[0]?.docker;
+        if (!docker) continue;
         const service = c.metadata!.name!;
-        assert.equal(docker?.dockerfile, 'deploy/docker/Dockerfile', `${service}: the one template`);
-        assert.equal(docker.target, undefined, `${service}: the default target (the image stage)`);
+        assert.equal(docker.dockerfile, 'deploy/docker/Dockerfile', `${service}: the one template`);
+        // skaffold dev builds the development image; every other command the image stage.
+        const target = command === 'dev' ? 'dev' : 'image';
+        assert.equal(docker.target, target, `${service} (${command}): target ${target}`);
         const args = docker.buildArgs ?? {};
         assert.equal(args.SERVICE, service, `${service}: SERVICE names the module's service`);
         for (const name of required) assert.ok(name in args, `${service}: ${name} is set`);
@@ -2665,17 +2769,16 @@ describe('skaffold.yaml', () => {
             `${service}: ${name} is a build arg the Dockerfile declares`,
           );
         // What BuildKit builds with those args: the service's own stage, on a known variant.
-        const image = resolveStage(dockerfile, args);
+        const image = resolveStage(dockerfile, args, target);
         assert.ok(image.stages.includes(service), `${service}: its stage is in the image`);
-        assert.ok(
-          imageVariants(service).includes((args.VARIANT ?? dockerfile.globalArgs.get('VARIANT')) as Variant),
-          `${service}: VARIANT=${args.VARIANT}`,
-        );
+        const variant = (args.VARIANT ?? dockerfile.globalArgs.get('VARIANT')) as Variant;
+        assert.ok(imageVariants(service).includes(variant), `${service}: VARIANT=${args.VARIANT}`);
+        images.add(`${service}:${variant}`);
       }
     }
-    assert.equal(
-      artifacts,
-      workspaceServices.length + modelWorkers.length,
+    assert.deepEqual(
+      [...images].sort(),
+      [...workspaceServices.map((s) => `${s}:cpu`), ...modelWorkers.map((w) => `${w}:cuda`)].sort(),
       'one CPU image each, one CUDA variant per model worker',
     );
   });
@@ -2785,44 +2888,54 @@ describe('skaffold.yaml', () => {
   test("a model worker's gpu profile builds its CUDA variant, on GPU values; every other build is the CPU image", () => {
     const gpuValues = parse(readFileSync(join(valuesDir, 'gpu.yaml'), 'utf8')) as Record<string, unknown>;
     assert.equal(parseDockerfile().globalArgs.get('VARIANT'), 'cpu', 'VARIANT defaults to cpu');
-    const variants: string[] = [];
+    const variantsBuilt: string[] = [];
     for (const c of configs.filter((c) => (c.build?.artifacts ?? []).length > 0)) {
       const service = c.metadata!.name!;
-      assert.deepEqual(
-        c.build!.artifacts!.map((a) => a.docker?.buildArgs),
-        [{ SERVICE: service }],
-        `${service}: the default build is the CPU image`,
-      );
       const profile = (name: string) => c.profiles?.find((p) => p.name === name);
-      assert.equal(profile('cpu')?.build, undefined, `${service}: cpu is the default build`);
-      assert.equal(profile('cpu')?.deploy, undefined, `${service}: cpu is the default release`);
-      const gpu = profile('gpu')!;
-      if (!imageVariants(service).includes('cuda')) {
-        assert.equal(gpu.build, undefined, `${service}: no GPU image variant to build`);
-        assert.equal(gpu.deploy, undefined, `${service}: no GPU values`);
-        continue;
+      assert.deepEqual(
+        [profile('cpu')?.build, profile('cpu')?.deploy, profile('cpu')?.patches],
+        [undefined, undefined, undefined],
+        `${service}: cpu is the default build and release`,
+      );
+      for (const command of ['dev', 'run']) {
+        const cpu = applyProfiles(c, command, []);
+        const gpu = applyProfiles(c, command, ['gpu']);
+        const [cpuArtifact] = cpu.build!.artifacts!;
+        const [gpuArtifact] = gpu.build!.artifacts!;
+        const [cpuRelease] = cpu.deploy!.helm!.releases!;
+        const [gpuRelease] = gpu.deploy!.helm!.releases!;
+        assert.deepEqual(
+          cpuArtifact!.docker?.buildArgs,
+          { SERVICE: service },
+          `${service}: the CPU image by default`,
+        );
+        if (!imageVariants(service).includes('cuda')) {
+          assert.deepEqual(gpu, cpu, `${service} (${command}): no GPU image variant, no GPU values`);
+          continue;
+        }
+        if (command === 'run') variantsBuilt.push(service);
+        assert.deepEqual(
+          { ...gpuArtifact, docker: { ...gpuArtifact!.docker, buildArgs: undefined } },
+          { ...cpuArtifact, docker: { ...cpuArtifact!.docker, buildArgs: undefined } },
+          `${service} (${command}): the gpu profile builds the same artifact`,
+        );
+        assert.deepEqual(gpuArtifact!.docker?.buildArgs, { SERVICE: service, VARIANT: 'cuda' });
+        assert.deepEqual({ ...gpuRelease, valuesFiles: gpuRelease!.valuesFiles?.slice(0, -1) }, cpuRelease);
+        assert.equal(gpuRelease!.valuesFiles!.at(-1), 'deploy/helm/values/gpu.yaml');
       }
-      variants.push(service);
-      assert.deepEqual(
-        gpu.build?.artifacts?.map((a) => ({ ...a, docker: { ...a.docker, buildArgs: undefined } })),
-        c.build!.artifacts!.map((a) => ({ ...a, docker: { ...a.docker, buildArgs: undefined } })),
-        `${service}: the gpu profile builds the same artifact`,
-      );
-      assert.deepEqual(
-        gpu.build?.artifacts?.map((a) => a.docker?.buildArgs),
-        [{ SERVICE: service, VARIANT: 'cuda' }],
-        `${service}: the gpu profile builds the CUDA variant`,
-      );
-      const [base] = c.deploy!.helm!.releases!;
-      assert.deepEqual(
-        gpu.deploy?.helm?.releases?.map((r) => ({ ...r, valuesFiles: r.valuesFiles?.slice(0, -1) })),
-        [base],
-        `${service}: the gpu release is the default one`,
-      );
-      assert.equal(gpu.deploy.helm.releases[0]!.valuesFiles!.at(-1), 'deploy/helm/values/gpu.yaml');
-      assert.equal(getPath(gpuValues, `${service}.gpu.enabled`), true, `gpu.yaml asks a GPU for ${service}`);
+      if (imageVariants(service).includes('cuda')) {
+        assert.equal(
+          getPath(gpuValues, `${service}.gpu.enabled`),
+          true,
+          `gpu.yaml asks a GPU for ${service}`,
+        );
+      }
     }
-    assert.deepEqual(variants.sort(), [...modelWorkers].sort(), 'every model worker has its CUDA variant');
+    assert.deepEqual(
+      variantsBuilt.sort(),
+      [...modelWorkers].sort(),
+      'every model worker has its CUDA variant',
+    );
   });
 
   test('nothing is patched by array index', () => {

@@ -1,13 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ScaledObject } from '@kubernetes-models/keda/keda.sh/v1alpha1';
-import { Deployment } from 'kubernetes-models/apps/v1';
-import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
-import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
-import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { Secret, Service } from 'kubernetes-models/v1';
 import { repoRoot, type K8sObject } from './helm.js';
+import { objectId, objectViolations } from './k8s-schemas.js';
 
 /** Reading helpers and Kubernetes-schema validation for the chart tests. */
 
@@ -21,42 +16,14 @@ export const modelWorkers: readonly WorkerName[] = ['llm', 'whisper', 'diffusion
  */
 export const grpcWorkers: readonly WorkerName[] = ['llm', 'whisper', 'diffusion', 'browser'];
 
-interface Validatable {
-  validate(): void;
-}
-type ModelClass = new (data: never) => Validatable;
-
-/** Every kind the chart may render, with the model that validates it (Kubernetes 1.3x / KEDA v2 schemas). */
-const models: Record<string, ModelClass> = {
-  'apps/v1/Deployment': Deployment,
-  'v1/Service': Service,
-  'v1/Secret': Secret,
-  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
-  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
-  'networking.k8s.io/v1/Ingress': Ingress,
-  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
-  'keda.sh/v1alpha1/ScaledObject': ScaledObject,
-};
-
-/** Problems with one rendered object: missing identity, unknown kind, schema errors. */
+/**
+ * Problems with one rendered object, as `Kind/name: path message`: its identity, its name and labels
+ * as the API server checks them, and its kind's Kubernetes (or KEDA) schema, unknown fields included.
+ */
 export function k8sProblems(object: K8sObject): string[] {
-  const id = `${object?.kind}/${object?.metadata?.name}`;
-  if (typeof object?.apiVersion !== 'string' || typeof object.kind !== 'string')
-    return [`${id}: no apiVersion/kind`];
-  if (typeof object.metadata?.name !== 'string' || object.metadata.name === '')
-    return [`${id}: no metadata.name`];
-  const problems: string[] = [];
-  if (object.metadata.name.length > 63 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(object.metadata.name)) {
-    problems.push(`${id}: name is not a DNS-1123 label`);
-  }
-  const Model = models[`${object.apiVersion}/${object.kind}`];
-  if (!Model) return [...problems, `${id}: ${object.apiVersion} ${object.kind} has no schema in this test`];
-  try {
-    new Model(object as never).validate();
-  } catch (error) {
-    problems.push(`${id}: ${(error as Error).message}`);
-  }
-  return problems;
+  return objectViolations(object).map(
+    (violation) => `${objectId(object)}: ${violation.path} ${violation.message}`,
+  );
 }
 
 export interface Probe {

@@ -94,9 +94,23 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
-{{/* "repository:tag"; skaffold passes tag as "<tag>@<digest>". */}}
+{{/*
+"registry/repository:tag", fully qualified, so runtimes that refuse short names (CRI-O's enforcing
+mode) pull what every other runtime would. A repository whose first segment is a registry host (has
+a "." or ":", or is localhost: how runtimes tell) is used as it is, as skaffold passes it; any other
+gets image.registry, else global.imageRegistry, else docker.io. skaffold passes tag as
+"<tag>@<digest>".
+*/}}
 {{- define "switchboard.image" -}}
-{{- printf "%s:%s" .image.repository (.image.tag | default .root.Chart.AppVersion) -}}
+{{- $repository := .image.repository -}}
+{{- $segments := splitList "/" $repository -}}
+{{- $first := first $segments -}}
+{{- if not (and (gt (len $segments) 1) (or (contains "." $first) (contains ":" $first) (eq $first "localhost"))) -}}
+{{- $registry := .image.registry | default (.root.Values.global | default dict).imageRegistry | default "docker.io" | trimSuffix "/" -}}
+{{- if and (eq $registry "docker.io") (eq (len $segments) 1) }}{{ $repository = printf "library/%s" $repository }}{{ end -}}
+{{- $repository = printf "%s/%s" $registry $repository -}}
+{{- end -}}
+{{- printf "%s:%s" $repository (.image.tag | default .root.Chart.AppVersion) -}}
 {{- end }}
 
 {{- define "switchboard.adminTokenSecretName" -}}
@@ -129,11 +143,12 @@ its init container then needs S3 credentials and the object store's address.
 {{- end }}
 
 {{/*
-"true" when S3 credentials are configured at all (s3.existingSecret, or a Secret per component):
+"true" when S3 credentials are configured at all (s3.existingSecret, a Secret per component, or
+s3.webIdentity):
 then every component that uses the object store talks to S3; otherwise each keeps a local folder.
 */}}
 {{- define "switchboard.s3Enabled" -}}
-{{- if or .Values.s3.existingSecret .Values.s3.componentSecrets -}}true{{- end -}}
+{{- if or .Values.s3.existingSecret .Values.s3.componentSecrets .Values.s3.webIdentity.enabled -}}true{{- end -}}
 {{- end }}
 
 {{/*
@@ -296,7 +311,7 @@ runtime class when gpu.enabled), pull secrets, grace period.
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-automountServiceAccountToken: false
+{{- include "switchboard.podPlacement" . }}
 enableServiceLinks: false
 terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
 securityContext:
@@ -334,7 +349,7 @@ securityContext:
   runAsUser: {{ .Values.securityContext.runAsUser }}
   runAsGroup: {{ .Values.securityContext.runAsGroup }}
   allowPrivilegeEscalation: false
-  readOnlyRootFilesystem: true
+  readOnlyRootFilesystem: {{ .Values.securityContext.readOnlyRootFilesystem }}
   capabilities:
     drop: [ALL]
 {{- end }}
