@@ -1,23 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { IncomingMessage, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
+import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-
-// s3rver ships no types; this is the part of it the tests use.
-interface S3rverInstance {
-  run(): Promise<AddressInfo>;
-  close(): Promise<void>;
-  httpServer?: Server;
-}
-type S3rverClass = new (options: {
-  address: string;
-  port: number;
-  silent: boolean;
-  directory: string;
-}) => S3rverInstance;
-const S3rver = createRequire(import.meta.url)('s3rver') as S3rverClass;
+import { S3rver } from '@switchboard/objectstore/test-support';
 
 export interface S3Server {
   /** `http://127.0.0.1:<port>`, for S3_ENDPOINT. */
