@@ -149,13 +149,17 @@ test('avatar jobs are refused with 503 once the workers say the vendor is not co
 });
 
 test('avatar through the fake D-ID Talks API: audio and text succeed; vendor refusals fail the job clearly', async () => {
-  const worker = await s.startWorker({
-    ANIMATION_BACKENDS: 'avatar',
-    AVATAR_BASE_URL: vendor.url,
-    AVATAR_API_KEY: vendor.apiKey,
-    AVATAR_POLL_INTERVAL_MS: '50',
-    AVATAR_DEADLINE_MS: '8000',
-  });
+  const avatarWorker = (deadlineMs: number) =>
+    s.startWorker({
+      ANIMATION_BACKENDS: 'avatar',
+      AVATAR_BASE_URL: vendor.url,
+      AVATAR_API_KEY: vendor.apiKey,
+      AVATAR_POLL_INTERVAL_MS: '50',
+      AVATAR_DEADLINE_MS: String(deadlineMs),
+    });
+  // The fake renders each talk's video with ffmpeg, which takes seconds on a loaded machine: the
+  // deadline is generous here, and short only for the talk that never ends (below).
+  const worker = await avatarWorker(30_000);
   const { key } = await s.key();
   const spoken = await runJob(s.gateway, key, {
     backend: 'avatar',
@@ -190,7 +194,6 @@ test('avatar through the fake D-ID Talks API: audio and text succeed; vendor ref
     [{ validationError: true }, 'upstream_failed'],
     [{ outcome: 'rejected' }, 'upstream_failed'],
     [{ outcome: 'error' }, 'upstream_failed'],
-    [{ outcome: 'never' }, 'upstream_timeout'],
   ];
   for (const [mode, code] of outcomes) {
     vendor.set({ unauthorized: false, validationError: false, outcome: 'done', ...mode });
@@ -209,4 +212,12 @@ test('avatar through the fake D-ID Talks API: audio and text succeed; vendor ref
   );
   assert.equal(recovered.status, 'succeeded', JSON.stringify(recovered.error));
   await worker.stop();
+
+  const impatient = await avatarWorker(3_000);
+  vendor.set({ outcome: 'never', serverErrors: 0, rateLimited: 0 });
+  const stalled = await runJob(s.gateway, key, { backend: 'avatar', image: image(), text: 'x' }, 30_000);
+  assert.equal(stalled.status, 'failed');
+  assert.equal(stalled.error?.code, 'upstream_timeout');
+  assert.equal(stalled.attempts, 1, 'a talk past its deadline is not retried');
+  await impatient.stop();
 });

@@ -93,7 +93,9 @@ describe('browser session lifecycle', { timeout: 300_000 }, () => {
       }
       // Only the warm pool is left while the worker runs, and nothing once it has stopped.
       await waitFor('the pool to settle', async () => (await stack.profiles()).length === 2, 10_000);
-      await stack.workers[0]!.stop();
+      // Time for a graceful stop even on a loaded machine: what is checked is the worker's own
+      // clean-up on SIGTERM, which a SIGKILL after the default grace would cut short.
+      await stack.workers[0]!.stop(30_000);
       await waitFor(
         'every Chromium to exit',
         async () => (await chromiumPids(stack.profileRoot)).length === 0,

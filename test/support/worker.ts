@@ -18,7 +18,8 @@ export interface WorkerProcess {
   output(): string;
   /** A metric's value from GET /metrics (summed over label sets matching `labels`). */
   metric(name: string, labels?: Record<string, string>): Promise<number>;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs` (5 s by default). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 /**
@@ -73,7 +74,7 @@ async function startWorkerOnce(name: string, options: StartWorkerOptions): Promi
   const { child, output } = proc;
   const address = `${host}:${port}`;
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  const stop = () => proc.stop(5000);
+  const stop = (graceMs = 5000) => proc.stop(graceMs);
   const exited = proc.exited.then(() => {
     throw new Error(`${name} worker exited during start-up:\n${output()}`);
   });
