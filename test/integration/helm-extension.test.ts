@@ -4,9 +4,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Job } from 'kubernetes-models/batch/v1';
-import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
-import { ConfigMap, Pod, ServiceAccount } from 'kubernetes-models/v1';
 import {
   allContainers,
   componentOf,
@@ -49,31 +46,6 @@ const everyComponent = Object.fromEntries(components.map((c) => [c, { enabled: t
 const render = (...values: object[]) => renderChart({ defaults: [brokerCredentials], values });
 const failure = (...values: object[]) => chartFailure({ defaults: [brokerCredentials], values });
 const lint = (...values: object[]) => lintChart({ defaults: [brokerCredentials], values });
-
-/**
- * Every rendered object against its Kubernetes schema: the kinds beyond the chart tests' list (the
- * ServiceAccounts, the test Pod, the secrets Job, its RBAC and ConfigMap) here, the rest as the chart tests do.
- */
-const addedKinds: Record<string, new (data: never) => { validate(): void }> = {
-  'v1/Pod': Pod,
-  'v1/ServiceAccount': ServiceAccount,
-  'v1/ConfigMap': ConfigMap,
-  'batch/v1/Job': Job,
-  'rbac.authorization.k8s.io/v1/Role': Role,
-  'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
-};
-function problems(objects: K8sObject[]): string[] {
-  return objects.flatMap((object) => {
-    const Model = addedKinds[`${object.apiVersion}/${object.kind}`];
-    if (!Model) return k8sProblems(object);
-    try {
-      new Model(object as never).validate();
-      return [];
-    } catch (error) {
-      return [`${object.kind}/${object.metadata.name}: ${(error as Error).message}`];
-    }
-  });
-}
 
 const podOf = (objects: K8sObject[], component: string): PodSpec => {
   const deployment = deploymentOf(objects, component);
@@ -133,7 +105,7 @@ describe('chart extension points: values.schema.json', () => {
   test('accepts every extension point on every component; the render validates against the Kubernetes schemas', () => {
     const result = lint(everyComponent, allExtensions);
     assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
-    assert.deepEqual(problems(render(everyComponent, allExtensions)), []);
+    assert.deepEqual(render(everyComponent, allExtensions).flatMap(k8sProblems), []);
   });
 
   const rejected: [string, object, RegExp][] = [
@@ -538,7 +510,7 @@ describe('chart extension points: DNS egress', () => {
         },
       },
     });
-    assert.deepEqual(problems(objects), []);
+    assert.deepEqual(objects.flatMap(k8sProblems), []);
     for (const component of [...components, 'test']) {
       const labels =
         component === 'test'
@@ -579,7 +551,7 @@ describe('chart extension points: TLS on gateway -> worker gRPC', () => {
 
   test('workers: their server certificate and the CA of client certificates, from the Secret, read-only', () => {
     const objects = render(everyComponent, tls);
-    assert.deepEqual(problems(objects), []);
+    assert.deepEqual(objects.flatMap(k8sProblems), []);
     for (const worker of workerNames) {
       const pod = podOf(objects, worker);
       const main = pod.containers[0]!;
@@ -732,7 +704,7 @@ describe('chart extension points: helm test', () => {
       whisper: { enabled: true },
       browser: { enabled: true },
     });
-    assert.deepEqual(problems(objects), []);
+    assert.deepEqual(objects.flatMap(k8sProblems), []);
     const pod = testPod(objects);
     assert.ok(pod);
     assert.equal(pod.metadata.annotations?.['helm.sh/hook'], 'test');
