@@ -23,8 +23,9 @@ test(
   'the runner starts NATS, Redis, the workers and the gateway, serves the API, and Ctrl-C leaves nothing behind',
   { timeout: 240_000 },
   async (t) => {
-    const port = await freePort();
+    // The site first: a port freePort found could otherwise be handed to the site a moment later.
     const site = await startTestSite();
+    const port = await freePort();
     const stateDir = mkdtempSync(join(tmpdir(), 'sb-e2e-'));
     const cluster = spawnNode('local cluster', join(repoRoot, 'libs/devcluster/dist/main.js'), {
       cwd: repoRoot,
@@ -42,8 +43,10 @@ test(
     });
     const runner = cluster.child;
     // A failed check must not leave the cluster running (and the test process waiting on it).
-    t.after(() => {
+    t.after(async () => {
       if (runner.exitCode === null && runner.signalCode === null) runner.kill('SIGINT');
+      await site.stop();
+      rmSync(stateDir, { recursive: true, force: true });
     });
     const output = () => cluster.output();
     const deadline = Date.now() + 90_000;
@@ -180,8 +183,6 @@ test(
       undefined,
       'the gateway port is closed',
     );
-    rmSync(stateDir, { recursive: true, force: true });
-    await site.stop();
   },
 );
 

@@ -206,6 +206,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       ...fleet.gatewayEnv,
       ADMIN_TOKEN: adminToken,
       ...gatewayKeyPepperEnv(env, stateDir),
+      // Loopback unless told otherwise: a development cluster with a printed admin token is not for
+      // the network, and a wildcard bind would share its port with another loopback listener.
+      GATEWAY_HOST: env.GATEWAY_HOST || '127.0.0.1',
       GATEWAY_PORT: gatewayPort,
       METRICS_PORT: env.GATEWAY_METRICS_PORT || String(await freePort()),
     });

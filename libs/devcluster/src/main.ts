@@ -14,6 +14,7 @@ const usage = `Usage: npm start  (node libs/devcluster/dist/main.js)
 Runs NATS, Redis, every built worker and the gateway as local processes until Ctrl-C.
 Every setting of the services passes through from the environment; the runner's own:
   GATEWAY_PORT=8080            the gateway's port
+  GATEWAY_HOST=127.0.0.1       the gateway's listen address (loopback only unless set)
   SWITCHBOARD_STATE_DIR=.run   keys, credentials, development models and stored files
   SWITCHBOARD_REPLICAS=llm=3,diffusion=2,whisper=2,browser=2
                                processes per worker (1 to ${MAX_REPLICAS}; unnamed workers get 1), each on its
