@@ -1745,7 +1745,10 @@ describe('chart: whisper worker', () => {
           triggers: { type: string; metadata: Record<string, string> }[];
         }
       ).triggers[0]!;
-      assert.equal(trigger.metadata.query, 'sum(whisper_queue_depth{service="whisper"})');
+      assert.equal(
+        trigger.metadata.query,
+        'sum(whisper_queue_depth{namespace="switchboard",service="whisper"})',
+      );
       assert.ok(
         Number(trigger.metadata.threshold) < queue.depth,
         `${name}: threshold below WHISPER_QUEUE_DEPTH`,
@@ -1822,7 +1825,10 @@ describe('chart: diffusion worker', () => {
           triggers: { type: string; metadata: Record<string, string> }[];
         }
       ).triggers[0]!;
-      assert.equal(trigger.metadata.query, 'sum(diffusion_queue_depth{service="diffusion"})');
+      assert.equal(
+        trigger.metadata.query,
+        'sum(diffusion_queue_depth{namespace="switchboard",service="diffusion"})',
+      );
       assert.ok(
         Number(trigger.metadata.threshold) < queue.depth,
         `${name}: threshold below DIFFUSION_QUEUE_DEPTH`,
@@ -2192,10 +2198,11 @@ describe('chart: KEDA triggers', () => {
       const selectors = [...trigger.metadata.query!.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}/g)];
       assert.ok(selectors.length > 0, `${worker}: the query selects a metric`);
       for (const [, metric, matchers] of selectors) {
+        // namespace is the scrape target's label (the monitors add it), never the process's own.
         const labels = matchers!
           .split(',')
           .map((m) => m.trim())
-          .filter(Boolean);
+          .filter((m) => m && !m.startsWith('namespace='));
         assert.ok(
           samples.some(
             (line) => line.startsWith(`${metric}{`) && labels.every((label) => line.includes(label)),

@@ -2,9 +2,10 @@ import { createRequire } from 'node:module';
 import type { K8sObject } from './helm.js';
 
 /**
- * Rendered objects checked against Kubernetes' own OpenAPI schemas (and KEDA's CRD schemas), offline,
- * through the validators the npm packages `kubernetes-models` and `@kubernetes-models/keda` compile
- * from them: types, enums, formats, required fields — plus what those validators let through:
+ * Rendered objects checked against Kubernetes' own OpenAPI schemas (and the CRD schemas of KEDA and
+ * the Prometheus Operator), offline, through the validators the npm packages `kubernetes-models`,
+ * `@kubernetes-models/keda` and `@kubernetes-models/prometheus-operator` compile from them:
+ * types, enums, formats, required fields — plus what those validators let through:
  *
  * - unknown fields. The schemas leave additionalProperties open, so a misspelt field passes their
  *   validators while the API server drops it (or, with server-side field validation, rejects it).
@@ -29,7 +30,10 @@ export interface Violation {
 export const uncheckedKinds: Readonly<Record<string, string>> = {};
 
 /** Custom resource API groups → the package with their CRD schemas; every other group is built in. */
-const crdPackages: Readonly<Record<string, string>> = { 'keda.sh': '@kubernetes-models/keda' };
+const crdPackages: Readonly<Record<string, string>> = {
+  'keda.sh': '@kubernetes-models/keda',
+  'monitoring.coreos.com': '@kubernetes-models/prometheus-operator',
+};
 
 interface AjvError {
   instancePath: string;

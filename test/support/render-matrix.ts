@@ -78,7 +78,24 @@ const everyOptionalObject = [
   Object.fromEntries(['gateway', ...workerNames].map((c) => [c, extensions])),
   {
     global: { imageRegistry: 'registry.example.com' },
-    keda: { enabled: true },
+    keda: {
+      enabled: true,
+      fallback: { enabled: true, failureThreshold: 3, replicas: 2 },
+      prometheus: { authentication: { authModes: 'bearer,basic,tls', existingSecret: 'sb-prometheus-auth' } },
+    },
+    // PodMonitors here, ServiceMonitors in values/monitoring.yaml: the chart refuses both at once.
+    metrics: {
+      podMonitor: {
+        enabled: true,
+        additionalLabels: { release: 'kube-prometheus-stack' },
+        relabelings: [
+          { action: 'replace', sourceLabels: ['__meta_kubernetes_pod_node_name'], targetLabel: 'node' },
+        ],
+        metricRelabelings: [{ action: 'drop', sourceLabels: ['__name__'], regex: 'nodejs_gc_.*' }],
+      },
+      prometheusRule: { enabled: true, additionalLabels: { release: 'kube-prometheus-stack' } },
+      grafanaDashboard: { enabled: true, folder: 'Switchboard' },
+    },
     grpcTls: { enabled: true, serverSecret: 'sb-grpc-server-tls', clientSecret: 'sb-grpc-client-tls' },
     gateway: {
       ingress: {
@@ -123,6 +140,12 @@ const valuesFileUse: Record<string, (file: string) => RenderOptions> = {
   'dev.yaml': (file) => ({ valuesFiles: [file], values: [everyComponent] }),
   // The gpu profile's values, over every component.
   'gpu.yaml': (file) => ({ defaults: [brokerCredentials], valuesFiles: [file], values: [everyComponent] }),
+  // The Prometheus Operator's objects, over every component.
+  'monitoring.yaml': (file) => ({
+    defaults: [brokerCredentials],
+    valuesFiles: [file],
+    values: [everyComponent, { keda: { enabled: true } }],
+  }),
   // A second release beside the main one: it shares the main release's cluster secret.
   'animation-avatar.yaml': (file) => ({
     releaseName: 'switchboard-avatar',
