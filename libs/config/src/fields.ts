@@ -96,3 +96,46 @@ export const json = <T extends z.ZodType>(inner: T, fallback: string) =>
       }
     })
     .pipe(inner);
+
+/**
+ * OpenTelemetry's own variables, read by the trace SDK itself (so their names are the standard
+ * ones); listed in every process's schema so they are validated and documented with the rest.
+ */
+const httpUrl = () =>
+  z
+    .string()
+    .refine(
+      (value) => /^https?:\/\/[^\s]+$/.test(value) && URL.canParse(value),
+      'expected an http or https URL',
+    );
+
+export const tracingEnvFields = {
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl()
+    .optional()
+    .describe(
+      'OTLP/HTTP collector base URL (`http://otel-collector:4318`; spans go to `<url>/v1/traces`). Tracing is on when this or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set, off (at no cost) otherwise.',
+    ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl()
+    .optional()
+    .describe('Full OTLP/HTTP traces URL, instead of `OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`.'),
+  OTEL_EXPORTER_OTLP_HEADERS: z
+    .string()
+    .optional()
+    .describe('Headers sent with every export, `key1=value1,key2=value2` (e.g. a collector token).'),
+  OTEL_SERVICE_NAME: z
+    .string()
+    .optional()
+    .describe("The traces' service.name (default `switchboard-<service>`)."),
+  OTEL_RESOURCE_ATTRIBUTES: z
+    .string()
+    .optional()
+    .describe(
+      'Extra resource attributes on every span, `key1=value1,key2=value2` (e.g. `deployment.environment=prod`).',
+    ),
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Milliseconds between span exports (OpenTelemetry default 5000).'),
+};

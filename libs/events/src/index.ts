@@ -3,3 +3,4 @@
  * publisher for every process that emits them.
  */
 export { EventPublisher } from './publisher.js';
+export { sendTraced, traceContextOf, traceHeaders, type TraceParent } from './trace.js';

@@ -2,7 +2,7 @@
 // a watch on the record turns a cancel into an abort, progress goes to the record, and the end
 // is a compare-and-set transition — so a job finishes exactly once whatever else races it.
 import type { JsMsg, KV, KvWatchOptions } from 'nats';
-import type { EventPublisher } from '@switchboard/events';
+import { traceContextOf, type EventPublisher, type TraceParent } from '@switchboard/events';
 import { publishJobEvent } from './events.js';
 import type { JobRecords } from './records.js';
 import type { ActiveJobSlots } from './slots.js';
@@ -48,6 +48,11 @@ export class JobAttempt {
     // Three heartbeats per ack wait: one lost to a busy event loop does not lose the job.
     this.heartbeat = setInterval(() => this.msg.working(), Math.max(100, deps.ackWaitMs / 3));
     this.heartbeat.unref();
+  }
+
+  /** The trace the job was submitted in (from its message's headers): attempts are its children. */
+  get traceParent(): TraceParent {
+    return traceContextOf(this.msg);
   }
 
   /** Aborted when the job is canceled (reason: JobCanceledError) or the worker stops. */

@@ -2,7 +2,7 @@
 // and KV. No animation worker is involved, so all of it works while workers are scaled to zero.
 import type { JetStreamClient, JetStreamManager, KV, NatsConnection } from 'nats';
 import { SwitchboardError } from '@switchboard/errors';
-import type { EventPublisher } from '@switchboard/events';
+import { sendTraced, type EventPublisher } from '@switchboard/events';
 import { readBackendCatalogue, type BackendDescription } from './catalogue.js';
 import { publishJobEvent } from './events.js';
 import { IdempotencyClaims } from './idempotency.js';
@@ -137,9 +137,17 @@ export class JobBoard {
       };
       await this.records.create(record);
       const message: JobMessage = { job_id: jobId, owner_key_id: ownerKeyId };
-      const ack = await this.js.publish(this.names.subject(submission.backend), JSON.stringify(message), {
-        msgID: jobId,
-      });
+      // The job's trace goes with it through the queue: the worker's attempts are its children.
+      const ack = await sendTraced(
+        'animation',
+        'animation.submit',
+        { 'job.id': jobId, 'job.backend': submission.backend },
+        (headers) =>
+          this.js.publish(this.names.subject(submission.backend), JSON.stringify(message), {
+            msgID: jobId,
+            headers,
+          }),
+      );
       const { record: queued } = await this.records.update(ownerKeyId, jobId, (current) => ({
         ...current,
         queue_seq: ack.seq,

@@ -1,3 +1,31 @@
 export { createLogger, type Logger, type LoggerOptions } from './logger.js';
+export {
+  extractTraceContext,
+  injectTraceContext,
+  startTracing,
+  tracingEnabled,
+  withSpanIn,
+  type HeaderCarrier,
+  type Tracing,
+  type TracingOptions,
+} from './tracing.js';
 export { createRegistry, startMetricsServer, type MetricsServer } from './metrics.js';
+export {
+  natsProbe,
+  objectStoreProbe,
+  OBJECT_STORE_PROBE_KEY,
+  redisProbe,
+  startDependencyProbes,
+  type DependencyProbe,
+  type DependencyProbeOptions,
+  type DependencyProbes,
+} from './dependency-health.js';
+export { registerServingGauge } from './serving.js';
 export { failSpan, startSpan, withSpan } from './spans.js';
+export {
+  captureTraceParent,
+  startSpanIn,
+  type Span,
+  type SpanAttributes,
+  type TraceParent,
+} from './trace-context.js';

@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 
 export type { Logger };
@@ -18,6 +19,7 @@ export function createLogger({ service, level = 'info', destination }: LoggerOpt
   const options = {
     level,
     base: { service },
+    mixin: traceFields,
     redact: {
       paths: [
         'authorization',
@@ -34,4 +36,15 @@ export function createLogger({ service, level = 'info', destination }: LoggerOpt
     },
   };
   return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * Ties a log line to the trace it was written in: the active span's ids while one is recording
+ * (tracing on, inside a traced request), nothing otherwise.
+ */
+export function traceFields(): { trace_id?: string; span_id?: string } {
+  const span = trace.getActiveSpan();
+  if (span === undefined || !span.isRecording()) return {};
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
 }

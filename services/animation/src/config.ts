@@ -22,6 +22,7 @@ const backendList = z
 const schema = z
   .object({
     ...modelWorkerEnvFields({ grpcPort: 50054, shutdownGraceMs: 30_000 }),
+    ...env.tracingEnvFields,
     ...objectStoreEnvFields,
     ...jobEnvFields,
     ...natsCredentialEnvFields,

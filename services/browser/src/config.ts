@@ -38,6 +38,7 @@ const schema = z
     ...grpcServerTlsEnvFields,
     METRICS_PORT: env.port(9464).describe('Port of Prometheus `GET /metrics`.'),
     LOG_LEVEL: env.logLevel,
+    ...env.tracingEnvFields,
     CLUSTER_SECRET: env
       .secret(CLUSTER_SECRET_MIN_LENGTH)
       .describe(

@@ -27,6 +27,7 @@ const maxPixels = z
 const schema = z
   .object({
     ...modelWorkerEnvFields({ grpcPort: 50053, shutdownGraceMs: 60_000 }),
+    ...env.tracingEnvFields,
     ...objectStoreEnvFields,
     DIFFUSION_DEFAULT_MODEL: z
       .string()

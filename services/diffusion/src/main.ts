@@ -1,12 +1,21 @@
 // The diffusion worker process: config from the environment, the worker, closed on SIGTERM/SIGINT.
-import { ConfigError } from '@switchboard/config';
-import { runWorkerProcess } from '@switchboard/grpc';
-import { loadDiffusionConfig } from './config.js';
-import { startDiffusionWorker } from './worker.js';
+import { startTracing } from '@switchboard/telemetry';
+
+// Tracing starts before the service is imported: its instrumentations patch @grpc/grpc-js and the
+// other libraries as they load, which a static import would have loaded already.
+const tracing = await startTracing({ service: 'diffusion' });
+const [{ ConfigError }, { runWorkerProcess }, { loadDiffusionConfig }, { startDiffusionWorker }] =
+  await Promise.all([
+    import('@switchboard/config'),
+    import('@switchboard/grpc'),
+    import('./config.js'),
+    import('./worker.js'),
+  ]);
 
 runWorkerProcess({
   service: 'diffusion',
   loadConfig: loadDiffusionConfig,
   start: startDiffusionWorker,
   selfExplainingErrors: [ConfigError],
+  tracing,
 });

@@ -57,6 +57,7 @@ const schema = z
       .port(9464)
       .describe('Port of Prometheus `GET /metrics` (its own port, not exposed with the API).'),
     LOG_LEVEL: env.logLevel,
+    ...env.tracingEnvFields,
     ADMIN_TOKEN: env
       .secret(16)
       .describe(

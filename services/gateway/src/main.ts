@@ -1,7 +1,13 @@
-import { ConfigError } from '@switchboard/config';
-import { createLogger } from '@switchboard/telemetry';
-import { loadGatewayConfig } from './config.js';
-import { startGateway } from './gateway.js';
+import { createLogger, startTracing } from '@switchboard/telemetry';
+
+// Tracing starts before the gateway is imported: its instrumentations patch express,
+// @grpc/grpc-js and ioredis as they load, which a static import would have loaded already.
+const tracing = await startTracing({ service: 'gateway' });
+const [{ ConfigError }, { loadGatewayConfig }, { startGateway }] = await Promise.all([
+  import('@switchboard/config'),
+  import('./config.js'),
+  import('./gateway.js'),
+]);
 
 async function main(): Promise<void> {
   const config = loadGatewayConfig();
@@ -10,13 +16,16 @@ async function main(): Promise<void> {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
       logger.info({ signal }, 'signal received');
-      gateway.close().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          logger.error({ err: error }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
+      gateway
+        .close()
+        .finally(() => tracing.shutdown())
+        .then(
+          () => process.exit(0),
+          (error: unknown) => {
+            logger.error({ err: error }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
     });
   }
 }

@@ -9,6 +9,7 @@ export type LlmDtype = (typeof llmDtypes)[number];
 const schema = z
   .object({
     ...modelWorkerEnvFields({ grpcPort: 50051, shutdownGraceMs: 20_000 }),
+    ...env.tracingEnvFields,
     LLM_DEFAULT_MODEL: z
       .string()
       .min(1)

@@ -1,12 +1,20 @@
 // The llm worker process: config from the environment, the worker, closed on SIGTERM/SIGINT.
-import { ConfigError } from '@switchboard/config';
-import { runWorkerProcess } from '@switchboard/grpc';
-import { loadLlmConfig } from './config.js';
-import { startLlmWorker } from './worker.js';
+import { startTracing } from '@switchboard/telemetry';
+
+// Tracing starts before the service is imported: its instrumentations patch @grpc/grpc-js and the
+// other libraries as they load, which a static import would have loaded already.
+const tracing = await startTracing({ service: 'llm' });
+const [{ ConfigError }, { runWorkerProcess }, { loadLlmConfig }, { startLlmWorker }] = await Promise.all([
+  import('@switchboard/config'),
+  import('@switchboard/grpc'),
+  import('./config.js'),
+  import('./worker.js'),
+]);
 
 runWorkerProcess({
   service: 'llm',
   loadConfig: loadLlmConfig,
   start: startLlmWorker,
   selfExplainingErrors: [ConfigError],
+  tracing,
 });

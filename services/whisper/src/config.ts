@@ -6,6 +6,7 @@ import { modelWorkerEnvFields, modelWorkerSettings } from '@switchboard/models';
 const schema = z
   .object({
     ...modelWorkerEnvFields({ grpcPort: 50052, shutdownGraceMs: 60_000 }),
+    ...env.tracingEnvFields,
     WHISPER_DEFAULT_MODEL: z
       .string()
       .min(1)

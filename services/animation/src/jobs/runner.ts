@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { JsMsg } from 'nats';
+import { traceContextOf } from '@switchboard/events';
 import {
   type Ending,
   type JobAttempt,
@@ -16,7 +17,7 @@ import {
   type JobTaker,
 } from '@switchboard/jobs';
 import { OWNER_KEY_ID_METADATA, posterKey, videoKey, type ObjectStore } from '@switchboard/objectstore';
-import type { Logger } from '@switchboard/telemetry';
+import { withSpan, withSpanIn, type Logger } from '@switchboard/telemetry';
 import { PermanentJobError, type Backend } from '../backends/backend.js';
 import { Mp4Encoder } from '../media/encode.js';
 import { probeMedia } from '../media/probe.js';
@@ -70,16 +71,36 @@ export class JobRunner {
       }
       let attempt: JobAttempt | null = null;
       try {
-        attempt = await this.o.taker.start(msg);
+        // Taking the job (its record to running) is the first step of its trace on this side.
+        const taken = msg;
+        attempt = await withSpanIn(
+          traceContextOf(taken),
+          'animation',
+          'animation.take',
+          { 'job.backend': backend.name },
+          () => this.o.taker.start(taken),
+        );
       } catch (error) {
         this.o.logger.warn({ err: error, backend: backend.name }, 'job start failed');
         msg.nak(1000);
       }
-      if (attempt) await this.run(backend, attempt);
+      if (attempt) await this.runTraced(backend, attempt);
     }
   }
 
-  private async run(backend: Backend, attempt: JobAttempt): Promise<void> {
+  /** Each attempt is a span in the trace the job was submitted in, however long it queued. */
+  private runTraced(backend: Backend, attempt: JobAttempt): Promise<void> {
+    const attributes = {
+      'job.id': attempt.record.job_id,
+      'job.backend': backend.name,
+      'job.attempt': attempt.record.attempts,
+    };
+    return withSpanIn(attempt.traceParent, 'animation', 'animation.attempt', attributes, async (span) => {
+      await this.run(backend, attempt, (ending) => span.setAttribute('job.outcome', ending));
+    });
+  }
+
+  private async run(backend: Backend, attempt: JobAttempt, ended: (ending: Ending) => void): Promise<void> {
     const { record } = attempt;
     const logger = this.o.logger.child({
       job_id: record.job_id,
@@ -95,7 +116,9 @@ export class JobRunner {
     let stored = false;
     let ending: Ending;
     try {
-      const result = await this.render(backend, attempt, workDir, logger);
+      const result = await withSpan('animation', 'animation.render', { 'job.backend': backend.name }, () =>
+        this.render(backend, attempt, workDir, logger),
+      );
       stored = true;
       ending = await attempt.succeed(result);
       if (ending === 'succeeded') {
@@ -110,6 +133,7 @@ export class JobRunner {
       this.o.metrics.running.dec(labels);
       await rm(workDir, { recursive: true, force: true });
     }
+    ended(ending);
     await this.cleanUp(record, ending, stored, logger);
     this.o.metrics.jobs.inc({ ...labels, outcome: ending });
     this.o.metrics.duration.observe({ ...labels, outcome: ending }, (performance.now() - started) / 1000);
@@ -153,10 +177,12 @@ export class JobRunner {
         throw new Error(`the encoded video has ${probed.video?.frames ?? 0} frames, not ${spec.frames}`);
       }
     }
-    await Promise.all([
-      this.store(record, videoKey(record.job_id), target, 'video/mp4'),
-      this.store(record, posterKey(record.job_id), poster, 'image/jpeg'),
-    ]);
+    await withSpan('animation', 'animation.store', { 'job.id': record.job_id }, () =>
+      Promise.all([
+        this.store(record, videoKey(record.job_id), target, 'video/mp4'),
+        this.store(record, posterKey(record.job_id), poster, 'image/jpeg'),
+      ]),
+    );
     signal.throwIfAborted();
     attempt.progress(1);
     return {

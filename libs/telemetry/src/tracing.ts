@@ -1,0 +1,150 @@
+// OpenTelemetry tracing for one process, exported over OTLP/HTTP. Off unless an OTLP endpoint is
+// configured, and then truly off: the SDK and the instrumentations are imported only when it is on,
+// so a process without tracing loads none of them and patches nothing.
+import { register } from 'node:module';
+import {
+  context,
+  propagation,
+  ROOT_CONTEXT,
+  type Attributes,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
+import { withSpan } from './spans.js';
+
+export interface Tracing {
+  /** Whether spans are exported (an OTLP endpoint is configured). */
+  readonly enabled: boolean;
+  /** Flushes the spans not yet exported and stops the exporter; idempotent. */
+  shutdown(): Promise<void>;
+}
+
+export interface TracingOptions {
+  /** The service (`gateway`, `llm`, …): the resource's service.name is `switchboard-<service>`. */
+  readonly service: string;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The process environment. Tracing starts before any service config is loaded (it has to precede
+ * the service's imports), and the SDK reads its standard OTEL_* variables from here itself; each
+ * service's config schema validates and documents the same variables.
+ */
+// eslint-disable-next-line no-restricted-properties
+const processEnv = process.env;
+
+/** Tracing is on when the OTLP exporter has somewhere to send spans. */
+export function tracingEnabled(env: NodeJS.ProcessEnv = processEnv): boolean {
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
+
+/** Paths polled by probes and scrapers: a trace per poll would bury the requests that matter. */
+const UNTRACED_PATHS = new Set(['/metrics', '/healthz', '/readyz', '/livez']);
+
+/** gRPC methods called on a timer (health watches): not requests anyone follows. */
+const UNTRACED_GRPC_METHODS = [/^(check|watch|list)$/i];
+
+const OFF: Tracing = { enabled: false, shutdown: async () => {} };
+
+/**
+ * Starts tracing for this process, before anything instrumented (express, @grpc/grpc-js, ioredis)
+ * is imported: the instrumentations patch those modules as they load. Services are ES modules, and
+ * an ES module importing a CommonJS package does not always pass through the require hooks, so the
+ * import-in-the-middle loader hook is registered too. Entry points therefore call this first and
+ * import the rest of the service dynamically afterwards.
+ */
+export async function startTracing({ service, env = processEnv }: TracingOptions): Promise<Tracing> {
+  if (!tracingEnabled(env)) return OFF;
+  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
+  const [
+    { NodeTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { defaultResource, detectResources, envDetector, resourceFromAttributes },
+    { W3CTraceContextPropagator },
+    { registerInstrumentations },
+    { HttpInstrumentation },
+    { ExpressInstrumentation, ExpressLayerType },
+    { GrpcInstrumentation },
+    { IORedisInstrumentation },
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/instrumentation'),
+    import('@opentelemetry/instrumentation-http'),
+    import('@opentelemetry/instrumentation-express'),
+    import('@opentelemetry/instrumentation-grpc'),
+    import('@opentelemetry/instrumentation-ioredis'),
+  ]);
+  // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES, when set, win over the default name.
+  const resource = defaultResource()
+    .merge(resourceFromAttributes({ 'service.name': `switchboard-${service}` }))
+    .merge(detectResources({ detectors: [envDetector] }));
+  // The exporter and the batch processor read OTEL_EXPORTER_OTLP_* and OTEL_BSP_* themselves.
+  const provider = new NodeTracerProvider({
+    resource,
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+  });
+  provider.register({ propagator: new W3CTraceContextPropagator() });
+  registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0] ?? ''),
+      }),
+      // One span per route handler: a span for every middleware and router layer (a dozen per
+      // request here) made traces unreadable and cost most of the gateway's throughput under load.
+      new ExpressInstrumentation({
+        ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER],
+      }),
+      new GrpcInstrumentation({ ignoreGrpcMethods: UNTRACED_GRPC_METHODS }),
+      new IORedisInstrumentation(),
+    ],
+  });
+  let stopped: Promise<void> | undefined;
+  return {
+    enabled: true,
+    shutdown: () => (stopped ??= provider.shutdown()),
+  };
+}
+
+/** Message headers as NATS has them (`headers()` from nats.js): the carrier of a trace context. */
+export interface HeaderCarrier {
+  get(key: string): string;
+  set(key: string, value: string): void;
+}
+
+/** Writes the active trace context (`traceparent`, `tracestate`) into message headers. */
+export function injectTraceContext(headers: HeaderCarrier, from: Context = context.active()): void {
+  propagation.inject(from, headers, {
+    set: (carrier, key, value) => carrier.set(key, value),
+  });
+}
+
+/**
+ * The trace context a message carries, for the work it starts to be a child of the work that
+ * sent it; the root context when it carries none (or tracing is off) — never whatever happens to
+ * be active in the loop that received it.
+ */
+export function extractTraceContext(headers: Pick<HeaderCarrier, 'get'> | undefined): Context {
+  if (headers === undefined) return ROOT_CONTEXT;
+  return propagation.extract(ROOT_CONTEXT, headers, {
+    get: (carrier, key) => carrier.get(key) || undefined,
+    keys: () => ['traceparent', 'tracestate'],
+  });
+}
+
+/**
+ * Runs `work` inside a span that is a child of `parent` (a context from elsewhere: a message's
+ * headers) rather than of whatever is active here, and makes that span active for the work.
+ */
+export function withSpanIn<T>(
+  parent: Context,
+  service: string,
+  name: string,
+  attributes: Attributes,
+  work: (span: Span) => Promise<T> | T,
+): Promise<T> {
+  return context.with(parent, () => withSpan(service, name, attributes, work));
+}
