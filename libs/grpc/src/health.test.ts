@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { credentials } from '@grpc/grpc-js';
 import { Health, serviceNames, type HealthCheckResponse__Output } from '@switchboard/contracts';
+import { createRegistry, registerServingGauge } from '@switchboard/telemetry';
 import { checkHealth, waitForServing } from './health-check.js';
+import { HealthReporter } from './health.js';
 import { closedPort, llm, serve } from './test-support.js';
 
 /** Collects a Watch stream's statuses; `next()` waits for the next one. */
@@ -105,4 +107,20 @@ test('checkHealth says UNREACHABLE where nothing listens; waitForServing waits f
   } finally {
     await server.shutdown(1_000);
   }
+});
+
+test('switchboard_serving follows the overall status: 0 at start, 1 once SERVING, 0 from shutdown on', async () => {
+  const health = new HealthReporter(['switchboard.llm.v1.Llm']);
+  const registry = createRegistry('llm');
+  registerServingGauge(registry, () => health.isServing());
+  const serving = async () =>
+    /^switchboard_serving\{service="llm"\} (\d)$/m.exec(await registry.metrics())?.[1];
+  assert.equal(await serving(), '0');
+  health.set('switchboard.llm.v1.Llm', 'SERVING');
+  assert.equal(await serving(), '0', 'one service serving is not the server as a whole');
+  health.setAll('SERVING');
+  assert.equal(await serving(), '1');
+  health.close();
+  health.setAll('SERVING');
+  assert.equal(await serving(), '0');
 });

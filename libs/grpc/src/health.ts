@@ -47,6 +47,11 @@ export class HealthReporter {
     return this.statuses.get(service);
   }
 
+  /** Whether the server as a whole takes work now (the `switchboard_serving` gauge reads it). */
+  isServing(): boolean {
+    return this.statuses.get(OVERALL) === 'SERVING';
+  }
+
   /** For shutdown: everything NOT_SERVING for good, and open Watch streams ended so drains finish. */
   close(): void {
     if (this.closed) return;

@@ -55,6 +55,33 @@ test('the worker serves once its default model is loaded; close() drains and fre
   assert.equal(await checkHealth(address, '', 1_000), 'UNREACHABLE');
 });
 
+test('switchboard_serving is 0 while the default model loads and 1 once it serves; dependencies are probed', async () => {
+  let loaded!: () => void;
+  const loading = new Promise<void>((resolve) => (loaded = resolve));
+  const worker = await startModelWorker(
+    spec([], {
+      load: async (entry: { id: string }) => {
+        await loading;
+        return `handle of ${entry.id}`;
+      },
+      dependencies: [{ dependency: 's3', check: async () => undefined }],
+    }),
+    logger,
+  );
+  const scrape = async () => (await fetch(`http://127.0.0.1:${worker.metricsPort}/metrics`)).text();
+  try {
+    assert.match(await scrape(), /^switchboard_serving\{service="llm"\} 0$/m);
+    loaded();
+    assert.equal(await waitForServing(`127.0.0.1:${worker.port}`, { timeoutMs: 10_000 }), 'SERVING');
+    const metrics = await scrape();
+    assert.match(metrics, /^switchboard_serving\{service="llm"\} 1$/m);
+    assert.match(metrics, /^switchboard_dependency_up\{[^}]*dependency="s3"[^}]*\} [01]$/m);
+  } finally {
+    loaded();
+    await worker.close();
+  }
+});
+
 test('a start-up that fails after listening closes the gRPC port again', async () => {
   const port = await freePort();
   // An invalid metrics port: the gRPC server is already listening when its listener fails.

@@ -10,7 +10,14 @@ import {
   type ServerTls,
   type ServiceRegistration,
 } from '@switchboard/grpc';
-import { createRegistry, startMetricsServer, type Logger } from '@switchboard/telemetry';
+import {
+  createRegistry,
+  registerServingGauge,
+  startDependencyProbes,
+  startMetricsServer,
+  type DependencyProbe,
+  type Logger,
+} from '@switchboard/telemetry';
 import { Gauge, type Registry } from 'prom-client';
 import { ModelRegistry, type ModelDetails } from './registry.js';
 import { scanRepository, type ModelEntry } from './repository.js';
@@ -61,6 +68,8 @@ export interface ModelWorkerSpec<H, M extends ModelWorkerMetrics> {
   /** What /models says about a loaded model (dtype, context length, …); see ModelDetails. */
   details?(handle: H): ModelDetails;
   services(worker: ModelWorker<H, M>): ServiceRegistration[];
+  /** Brokers and stores the worker uses (switchboard_dependency_up); none by default. */
+  readonly dependencies?: readonly DependencyProbe[];
 }
 
 export interface RunningModelWorker {
@@ -118,6 +127,9 @@ export function startModelWorker<H, M extends ModelWorkerMetrics>(
       services: spec.services({ models, metrics, logger }),
     });
     onRollback(() => server.shutdown(0));
+    registerServingGauge(promRegistry, () => server.health.isServing());
+    const probes = startDependencyProbes(promRegistry, spec.dependencies ?? []);
+    onRollback(() => probes.close());
     const metricsServer = await startMetricsServer(promRegistry, config.metricsPort);
     logger.info(
       {
@@ -140,6 +152,7 @@ export function startModelWorker<H, M extends ModelWorkerMetrics>(
       metricsPort: metricsServer.port,
       close: closeOnce(async () => {
         await server.shutdown(config.shutdownGraceMs);
+        probes.close();
         await metricsServer.close();
         await models.dispose();
       }),

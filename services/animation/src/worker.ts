@@ -8,7 +8,15 @@ import { EventPublisher } from '@switchboard/events';
 import { closeOnce, startGrpcServer, startWithRollback, type GrpcServer } from '@switchboard/grpc';
 import { JobTaker } from '@switchboard/jobs';
 import { createObjectStore, type ObjectStore } from '@switchboard/objectstore';
-import { createRegistry, startMetricsServer, type Logger } from '@switchboard/telemetry';
+import {
+  createRegistry,
+  natsProbe,
+  objectStoreProbe,
+  registerServingGauge,
+  startDependencyProbes,
+  startMetricsServer,
+  type Logger,
+} from '@switchboard/telemetry';
 import type { Backend } from './backends/backend.js';
 import { createBackends } from './backends/create.js';
 import { describeBackends } from './backends/describe.js';
@@ -52,6 +60,7 @@ export function startAnimationWorker(
       services: [],
     });
     onRollback(() => server.shutdown(0));
+    registerServingGauge(registry, () => server.health.isServing());
     const metricsServer = await startMetricsServer(registry, config.metricsPort);
     onRollback(() => metricsServer.close());
     // NATS may come later than this pod (or restart under it): keep reconnecting for ever.
@@ -63,6 +72,12 @@ export function startAnimationWorker(
       waitOnFirstConnect: true,
     });
     onRollback(() => nc.close());
+    // S3 only when configured: the local folder fallback is not a dependency that can be unreachable.
+    const probes = startDependencyProbes(registry, [
+      natsProbe(nc),
+      ...(config.objectStore.s3 ? [objectStoreProbe(store)] : []),
+    ]);
+    onRollback(() => probes.close());
     const events = new EventPublisher(nc, logger);
     const taker = await JobTaker.open(nc, { ...config.jobs, events, logger });
     const runner = new JobRunner({
@@ -90,6 +105,7 @@ export function startAnimationWorker(
       close: closeOnce(async () => {
         await server.shutdown(config.shutdownGraceMs);
         stopQueueWatch();
+        probes.close();
         await runner.stop(config.shutdownGraceMs);
         await nc.drain();
         await metricsServer.close();

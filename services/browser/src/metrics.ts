@@ -1,4 +1,4 @@
-// The browser worker's Prometheus metrics: active sessions, pool size, session and call outcomes.
+// The browser worker's Prometheus metrics: capacity, active sessions, pool size, session and call outcomes.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 const actionBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -9,6 +9,11 @@ export function createBrowserMetrics(registry: Registry) {
     activeSessions: new Gauge({
       name: 'browser_active_sessions',
       help: 'Sessions holding a Chromium process now.',
+      registers,
+    }),
+    sessionCapacity: new Gauge({
+      name: 'browser_session_capacity',
+      help: 'The most sessions this worker accepts at once (BROWSER_MAX_SESSIONS), warm browsers included.',
       registers,
     }),
     poolSize: new Gauge({

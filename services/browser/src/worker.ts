@@ -8,7 +8,15 @@ import { RegistryAnnouncer, SESSION_REFRESH_INTERVAL_MS } from '@switchboard/bro
 import { EventPublisher } from '@switchboard/events';
 import { closeOnce, startGrpcServer, startWithRollback } from '@switchboard/grpc';
 import { createObjectStore } from '@switchboard/objectstore';
-import { createRegistry, startMetricsServer, type Logger } from '@switchboard/telemetry';
+import {
+  createRegistry,
+  natsProbe,
+  objectStoreProbe,
+  registerServingGauge,
+  startDependencyProbes,
+  startMetricsServer,
+  type Logger,
+} from '@switchboard/telemetry';
 import { prepareChromiumHost } from './chromium/prepare-host.js';
 import { PooledBrowser } from './chromium/pooled-browser.js';
 import type { BrowserConfig } from './config.js';
@@ -70,6 +78,12 @@ export function startBrowserWorker(config: BrowserConfig, logger: Logger): Promi
       (report) => logger.info({ s3: config.objectStore.s3 !== undefined, ...report }, 'object store ready'),
       (error: unknown) => logger.warn({ err: error }, 'object store not ready'),
     );
+    // S3 only when configured: the local folder fallback is not a dependency that can be unreachable.
+    const probes = startDependencyProbes(promRegistry, [
+      natsProbe(nats),
+      ...(config.objectStore.s3 ? [objectStoreProbe(objects)] : []),
+    ]);
+    onRollback(() => probes.close());
 
     // Listening first: the registry entry names both ports, and the sessions write that entry.
     const server = await startGrpcServer({
@@ -79,6 +93,7 @@ export function startBrowserWorker(config: BrowserConfig, logger: Logger): Promi
       services: [],
     });
     onRollback(() => server.shutdown(0));
+    registerServingGauge(promRegistry, () => server.health.isServing());
     const allowed = AllowedHosts.parse(config.allowedHosts, AllowedPorts.parse(config.allowedPorts));
     const relay = await startDevtoolsRelay({
       port: config.devtools.port,
@@ -178,6 +193,7 @@ export function startBrowserWorker(config: BrowserConfig, logger: Logger): Promi
         await sessions.shutdown();
         await sessions.pool.close();
         await relay.close();
+        probes.close();
         await metricsServer.close();
         await nats.drain().catch(() => undefined);
       }),

@@ -38,6 +38,20 @@ export function createDiffusionMetrics(registry: Registry) {
       labelNames: ['model'],
       registers,
     }),
+    stepSeconds: new Histogram({
+      name: 'diffusion_step_seconds',
+      help: 'Duration of one batched UNet denoising step (all images of the batch advance one step; see diffusion_batch_size).',
+      labelNames: ['model'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    vaeDecodeSeconds: new Histogram({
+      name: 'diffusion_vae_decode_seconds',
+      help: "Duration of one image's VAE decode (latents to pixels; images are decoded one at a time).",
+      labelNames: ['model'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
     stepsPerSecond: new Histogram({
       name: 'diffusion_steps_per_second',
       help: 'UNet steps per second of each image’s denoising loop (of the batch it ran in, up to its decode).',

@@ -4,7 +4,7 @@
 import { ConfigError } from '@switchboard/config';
 import { startModelWorker, type RunningModelWorker } from '@switchboard/models';
 import { createObjectStore } from '@switchboard/objectstore';
-import type { Logger } from '@switchboard/telemetry';
+import { objectStoreProbe, type Logger } from '@switchboard/telemetry';
 import { loadOnnxPipeline } from './adapters/onnx-pipeline.js';
 import type { DiffusionConfig } from './config.js';
 import { createGenerationQueue } from './images/generation-queue.js';
@@ -20,6 +20,8 @@ export function startDiffusionWorker(config: DiffusionConfig, logger: Logger): P
       name: 'diffusion',
       config,
       createMetrics: createDiffusionMetrics,
+      // Only S3 is a dependency that can be unreachable; the local folder fallback is not probed.
+      dependencies: config.objectStore.s3 ? [objectStoreProbe(objects)] : [],
       load: (entry) => loadOnnxPipeline(entry, config.execution),
       dispose: (model) => model.dispose(),
       details: (model) => ({

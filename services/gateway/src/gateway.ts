@@ -9,13 +9,22 @@ import { JobBoard } from '@switchboard/jobs';
 import { KeyStore } from '@switchboard/keys';
 import { createObjectStore } from '@switchboard/objectstore';
 import { createConcurrencyLimiter, createRateLimiter, createRedisClient } from '@switchboard/ratelimit';
-import { createRegistry, startMetricsServer, type Logger } from '@switchboard/telemetry';
+import {
+  createRegistry,
+  natsProbe,
+  redisProbe,
+  startDependencyProbes,
+  startMetricsServer,
+  type Logger,
+} from '@switchboard/telemetry';
 import { clientTransport, closeOnce, startWithRollback, type OnRollback } from '@switchboard/grpc';
 import { LiveRequests } from './auth/live-requests.js';
 import { createWorkerClients } from './clients/index.js';
 import type { GatewayConfig } from './config.js';
 import { answerClientErrors } from './http/client-errors.js';
+import { acceptTraceContextFromTrustedProxies } from './http/trace-headers.js';
 import { routeUpgrades } from './http/upgrades.js';
+import { registerKeyStoreAge } from './ops/key-store-age.js';
 import { createGatewayMetrics } from './ops/metrics.js';
 import { NatsLiveness } from './ops/nats-liveness.js';
 import { createApp } from './server.js';
@@ -79,8 +88,14 @@ async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollbac
   });
   onRollback(() => keys.close());
   await keys.ready;
+  registerKeyStoreAge(registry, {
+    watching: () => keys.isReady,
+    natsSilentForMs: () => natsLiveness.silentForMs(),
+  });
   const redis = createRedisClient(config.redisUrl, redisAuthOptions(config.redisCredentials));
   onRollback(() => redis.disconnect());
+  const probes = startDependencyProbes(registry, [natsProbe(nats), redisProbe(redis)]);
+  onRollback(() => probes.close());
   const limiter = createRateLimiter({ redis, keyPrefix: config.rateLimitPrefix, logger });
   onRollback(() => limiter.close());
   const callPlaces = createConcurrencyLimiter({
@@ -151,6 +166,7 @@ async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollbac
     app,
   );
   answerClientErrors(server, logger);
+  acceptTraceContextFromTrustedProxies(server, config.trustedProxies);
   // Every socket, upgraded ones included: closeAllConnections() knows only HTTP connections, and
   // a DevTools WebSocket left open would keep the drain from ever ending.
   const sockets = new Set<Socket>();
@@ -186,6 +202,7 @@ async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollbac
     await new Promise<void>((resolve) => server.close(() => resolve()));
     clearTimeout(forced);
     clearInterval(degradedTimer);
+    probes.close();
     natsLiveness.close();
     live.close();
     clients.close();

@@ -49,6 +49,13 @@ export function createWhisperMetrics(registry: Registry) {
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     }),
+    recognitionSeconds: new Histogram({
+      name: 'whisper_recognition_seconds',
+      help: 'Duration of one recognition pass: the windows of one batch (whisper_batch_size) decoded together by the model.',
+      labelNames: ['model'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
     requests: new Counter({
       name: 'whisper_transcriptions_total',
       help: 'Finished transcription calls by outcome (ok, invalid_audio, cancelled, error, …).',

@@ -36,6 +36,8 @@ export function startWhisperWorker(config: WhisperConfig, logger: Logger): Promi
             metrics.running.set(running);
           },
           onBatch: (windows) => metrics.batchSize.observe(windows),
+          onPass: (model, _windows, seconds) =>
+            metrics.recognitionSeconds.observe({ model: model.id }, seconds),
         });
         return [
           whisperService(

@@ -12,7 +12,7 @@ export interface CapacityHeartbeatOptions {
   capacity: () => CapacityResponse;
   registry: { announce(capacity: Capacity): Promise<void>; withdraw(): Promise<void> };
   maxSessions: number;
-  metrics: Pick<BrowserMetrics, 'activeSessions' | 'poolSize'>;
+  metrics: Pick<BrowserMetrics, 'sessionCapacity' | 'activeSessions' | 'poolSize'>;
   logger: Logger;
 }
 
@@ -44,6 +44,7 @@ export class CapacityHeartbeat {
 
   private async write(): Promise<void> {
     const capacity = this.o.capacity();
+    this.o.metrics.sessionCapacity.set(capacity.max_sessions ?? this.o.maxSessions);
     this.o.metrics.activeSessions.set(capacity.active_sessions ?? 0);
     this.o.metrics.poolSize.set(capacity.warm_browsers ?? 0);
     if (!this.announced) return;

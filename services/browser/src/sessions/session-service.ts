@@ -15,7 +15,7 @@ import type { RegistryAnnouncer } from '@switchboard/browser-registry';
 import { SwitchboardError } from '@switchboard/errors';
 import type { EventPublisher } from '@switchboard/events';
 import { OWNER_KEY_ID_METADATA, screenshotKey, type ObjectStore } from '@switchboard/objectstore';
-import type { Logger } from '@switchboard/telemetry';
+import { withSpan, type Logger } from '@switchboard/telemetry';
 import { BrowserPool, type PoolOptions } from '../chromium/browser-pool.js';
 import type { TabReserver } from '../chromium/browser-targets.js';
 import type { PooledBrowser } from '../chromium/pooled-browser.js';
@@ -23,6 +23,14 @@ import type { BrowserMetrics } from '../metrics.js';
 import { MemoryWatch } from './memory-watch.js';
 import { fill, navigate, screenshot, submit } from './page-actions.js';
 import { BrowserSession, type EndReason } from './session.js';
+import {
+  actionOutcome,
+  OUTCOME,
+  SESSION_ID,
+  urlOrigin,
+  type ActionSpan,
+  type SpanAttributes,
+} from './span-attributes.js';
 import { parseViewport } from './viewport.js';
 
 export interface SessionServiceOptions {
@@ -104,7 +112,19 @@ export class SessionService {
     };
   }
 
-  async create(request: CreateSessionRequest__Output, keyId: string): Promise<Session__Output> {
+  /** A session from a warm browser (or one launched for it), in a `browser.create` span. */
+  create(request: CreateSessionRequest__Output, keyId: string): Promise<Session__Output> {
+    return this.traced('create', {}, async (span) => {
+      const session = await this.createSession(request, keyId);
+      span.setAttribute(SESSION_ID, session.session_id);
+      return session;
+    });
+  }
+
+  private async createSession(
+    request: CreateSessionRequest__Output,
+    keyId: string,
+  ): Promise<Session__Output> {
     const viewport = parseViewport(request);
     if (!keyId) throw new SwitchboardError('unauthorized');
     if (this.activeCount >= this.o.maxSessions) {
@@ -160,28 +180,33 @@ export class SessionService {
     const session = this.owned(request.session_id, keyId);
     const url = request.url.trim();
     if (!url) throw new SwitchboardError('invalid_request', { param: 'url', message: 'url is required.' });
-    return this.timed('navigate', () =>
-      session.run(async (browser) => {
-        await this.o.checkUrl(url);
-        const before = session.history.length;
-        try {
-          const load = await navigate(browser.page, url, session, this.o.navigationTimeoutMs);
-          return { session_id: session.id, url: load.url, title: load.title, http_status: load.httpStatus };
-        } catch (error) {
-          // A refused or failed page is not part of the session's history.
-          session.history.length = Math.min(session.history.length, before);
-          throw error;
-        } finally {
-          this.o.registry.publishSession(session.view());
-        }
-      }),
+    // Scheme and host only: a path or query string may carry a secret.
+    return this.timed(
+      'navigate',
+      session.id,
+      () =>
+        session.run(async (browser) => {
+          await this.o.checkUrl(url);
+          const before = session.history.length;
+          try {
+            const load = await navigate(browser.page, url, session, this.o.navigationTimeoutMs);
+            return { session_id: session.id, url: load.url, title: load.title, http_status: load.httpStatus };
+          } catch (error) {
+            // A refused or failed page is not part of the session's history.
+            session.history.length = Math.min(session.history.length, before);
+            throw error;
+          } finally {
+            this.o.registry.publishSession(session.view());
+          }
+        }),
+      urlOrigin(url),
     );
   }
 
   async input(request: InputRequest__Output, keyId: string): Promise<InputResponse> {
     const session = this.owned(request.session_id, keyId);
     const selector = requireSelector(request.selector);
-    return this.timed('input', () =>
+    return this.timed('input', session.id, () =>
       session.run(async (browser) => {
         await fill(browser.page, selector, request.text);
         return { session_id: session.id, selector };
@@ -192,7 +217,7 @@ export class SessionService {
   async submit(request: SubmitRequest__Output, keyId: string): Promise<SubmitResponse> {
     const session = this.owned(request.session_id, keyId);
     const selector = requireSelector(request.selector);
-    return this.timed('submit', () =>
+    return this.timed('submit', session.id, () =>
       session.run(async (browser) => {
         try {
           const url = await submit(browser.page, selector, session, this.o.navigationTimeoutMs);
@@ -206,7 +231,7 @@ export class SessionService {
 
   async capture(sessionId: string, keyId: string): Promise<CaptureResponse> {
     const session = this.owned(sessionId, keyId);
-    return this.timed('capture', () =>
+    return this.timed('capture', session.id, () =>
       session.run(async (browser) => {
         const png = await screenshot(browser.cdp);
         const name = session.nextCaptureName();
@@ -241,12 +266,14 @@ export class SessionService {
   }
 
   /** Closing an ended session answers its state again (idempotent: closing again is also 200). */
-  async close(sessionId: string, keyId: string): Promise<Session__Output> {
-    const session = this.owned(sessionId, keyId);
-    // The answer waits for the registry (other gateway replicas count this key's sessions from
-    // it), not for Chromium to exit: end() has already taken the browser away.
-    if (session.status === 'active') await this.end(session, 'closed', 'closed').recorded;
-    return session.view();
+  close(sessionId: string, keyId: string): Promise<Session__Output> {
+    return this.traced('close', { [SESSION_ID]: sessionId }, async () => {
+      const session = this.owned(sessionId, keyId);
+      // The answer waits for the registry (other gateway replicas count this key's sessions from
+      // it), not for Chromium to exit: end() has already taken the browser away.
+      if (session.status === 'active') await this.end(session, 'closed', 'closed').recorded;
+      return session.view();
+    });
   }
 
   list(): Session__Output[] {
@@ -387,16 +414,42 @@ export class SessionService {
     return (outcome: 'ok' | 'error') => end({ outcome });
   }
 
-  private async timed<T>(action: string, run: () => Promise<T>): Promise<T> {
-    const stop = this.timer(action);
-    try {
-      const result = await run();
-      stop('ok');
-      return result;
-    } catch (error) {
-      stop('error');
-      throw error;
-    }
+  /** A call on one session: timed (browser_action_duration_seconds) and in a `browser.<action>` span. */
+  private timed<T>(
+    action: string,
+    sessionId: string,
+    run: () => Promise<T>,
+    attributes: SpanAttributes = {},
+  ): Promise<T> {
+    return this.traced(action, { [SESSION_ID]: sessionId, ...attributes }, async () => {
+      const stop = this.timer(action);
+      try {
+        const result = await run();
+        stop('ok');
+        return result;
+      } catch (error) {
+        stop('error');
+        throw error;
+      }
+    });
+  }
+
+  /** `work` in a `browser.<action>` span that records how it ended (ok, or the error's code). */
+  private traced<T>(
+    action: string,
+    attributes: SpanAttributes,
+    work: (span: ActionSpan) => Promise<T>,
+  ): Promise<T> {
+    return withSpan('browser', `browser.${action}`, attributes, async (span) => {
+      try {
+        const result = await work(span);
+        span.setAttribute(OUTCOME, 'ok');
+        return result;
+      } catch (error) {
+        span.setAttribute(OUTCOME, actionOutcome(error));
+        throw error;
+      }
+    });
   }
 }
 

@@ -27,8 +27,12 @@ export interface BatchRow {
 }
 
 export interface LoopObserver {
-  /** After each UNet step, with the step's index and how many images it advanced. */
-  onStep?(index: number, images: number): void;
+  /** After each UNet step, with the step's index, how many images it advanced and its seconds. */
+  onStep?(index: number, images: number, seconds: number): void;
+  /** A row's latents are denoised and its VAE decode starts. */
+  onDecodeStart?(row: number): void;
+  /** A row's VAE decode took `seconds`. */
+  onDecoded?(row: number, seconds: number): void;
   /** Once per row, when it leaves (aborted) or its image is decoded. */
   onRowEnd?(row: number): void;
 }
@@ -132,6 +136,7 @@ export async function denoiseBatch(
     if (live.length !== before) context = concat(live.map((state) => state.context));
     const inputs = live.map((state) => state.scheduler.scaleModelInput(state.latents, index));
     const sample = concat(inputs.flatMap((input) => (guided ? [input, input] : [input])));
+    const stepStarted = performance.now();
     const prediction = await model.predictNoise(
       { data: sample, dims: [live.length * passes, ...latentDims] },
       timesteps[index]!,
@@ -143,13 +148,19 @@ export async function denoiseBatch(
       const noise = guided ? applyGuidance(own, size, state.request.guidanceScale) : own.slice();
       state.latents = state.scheduler.step(noise, index, state.latents);
     });
-    observer.onStep?.(index, live.length);
+    observer.onStep?.(index, live.length, (performance.now() - stepStarted) / 1000);
   }
   // The VAE decodes one image at a time: the largest activations of the pipeline are its own, so
   // a batch would multiply the peak memory for no gain in what the images are.
   for (const state of live) {
-    if (state.signal.aborted) results[state.row] = abortReason(state.signal);
-    else results[state.row] = await model.decodeLatents({ data: state.latents, dims: [1, ...latentDims] });
+    if (state.signal.aborted) {
+      results[state.row] = abortReason(state.signal);
+    } else {
+      observer.onDecodeStart?.(state.row);
+      const decodeStarted = performance.now();
+      results[state.row] = await model.decodeLatents({ data: state.latents, dims: [1, ...latentDims] });
+      observer.onDecoded?.(state.row, (performance.now() - decodeStarted) / 1000);
+    }
     observer.onRowEnd?.(state.row);
   }
   return results;

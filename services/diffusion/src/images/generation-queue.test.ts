@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import type { ImageRequest } from '../generation/denoise.js';
 import type { DiffusionModel } from '../generation/diffusion-model.js';
 import { generationBatchKey, type GenerationJob } from './generation-queue.js';
+import { ImagePhases } from './image-phases.js';
 
 const image: ImageRequest = {
   prompt: 'a cat',
@@ -19,6 +20,7 @@ const job = (change: Partial<ImageRequest> = {}, modelId = 'sd15'): GenerationJo
   modelId,
   model: {} as DiffusionModel,
   image: { ...image, ...change },
+  phases: new ImagePhases({}),
 });
 
 test('prompts, negative prompts, seeds and guidance scales (above 1) may differ within a batch', () => {

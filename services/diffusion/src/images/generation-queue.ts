@@ -5,11 +5,14 @@ import { BatchingQueue, type BatchEntry } from '@switchboard/models';
 import { denoiseBatch, passKey, type ImageRequest } from '../generation/denoise.js';
 import type { DiffusionModel, FloatTensor } from '../generation/diffusion-model.js';
 import type { DiffusionMetrics } from '../metrics.js';
+import type { ImagePhases } from './image-phases.js';
 
 export interface GenerationJob {
   readonly modelId: string;
   readonly model: DiffusionModel;
   readonly image: ImageRequest;
+  /** The request's spans, started in its caller's trace (the batch runs outside its context). */
+  readonly phases: ImagePhases;
 }
 
 export interface DenoisedImage {
@@ -61,14 +64,24 @@ async function runBatch(
   const { model, modelId } = batch[0]!.request;
   const startedAt = performance.now();
   const done: (number | undefined)[] = batch.map(() => undefined);
-  metrics.batchSize.observe({ model: modelId }, batch.length);
+  const labels = { model: modelId };
+  metrics.batchSize.observe(labels, batch.length);
   metrics.running.inc(batch.length);
+  for (const { request } of batch) request.phases.batchStarted(batch.length, request.image.steps);
   try {
     const images = await denoiseBatch(
       model,
       batch.map(({ request, signal }) => ({ request: request.image, signal })),
       {
-        onStep: (_index, images) => metrics.steps.inc({ model: modelId }, images),
+        onStep: (_index, images, seconds) => {
+          metrics.steps.inc(labels, images);
+          metrics.stepSeconds.observe(labels, seconds);
+        },
+        onDecodeStart: (row) => batch[row]!.request.phases.denoised(),
+        onDecoded: (row, seconds) => {
+          metrics.vaeDecodeSeconds.observe(labels, seconds);
+          batch[row]!.request.phases.decoded();
+        },
         onRowEnd: (row) => {
           done[row] = performance.now();
           metrics.running.dec();

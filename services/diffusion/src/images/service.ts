@@ -13,6 +13,7 @@ import type { ModelRegistry } from '@switchboard/models';
 import { OWNER_KEY_ID_METADATA, imageKey, newImageId, type ObjectStore } from '@switchboard/objectstore';
 import type { DiffusionModel } from '../generation/diffusion-model.js';
 import type { GenerationQueue } from './generation-queue.js';
+import { ImagePhases } from './image-phases.js';
 import { encodePng } from './png.js';
 import { sizeLabel, type DiffusionMetrics } from '../metrics.js';
 import { pixelBudget, type PixelBudgets } from './pixel-budget.js';
@@ -36,8 +37,13 @@ export class ImageService {
     });
     const labels = { model: modelId, size: sizeLabel(image.width, image.height) };
     let outcome = 'ok';
+    const phases = new ImagePhases({
+      'diffusion.model': modelId,
+      'diffusion.width': image.width,
+      'diffusion.height': image.height,
+    });
     try {
-      const denoised = await this.queue.run({ modelId, model, image }, ctx.signal, ctx.keyId ?? '');
+      const denoised = await this.queue.run({ modelId, model, image, phases }, ctx.signal, ctx.keyId ?? '');
       const png = await encodePng(denoised.pixels);
       const imageId = newImageId();
       ctx.signal.throwIfAborted();
@@ -66,6 +72,9 @@ export class ImageService {
       };
     } catch (error) {
       outcome = ctx.signal.aborted ? 'cancelled' : isSwitchboardError(error) ? error.code : 'error';
+      // Ends whichever of its spans is still open (a no-op once its image was decoded).
+      if (ctx.signal.aborted) phases.abandoned();
+      else phases.failed(error);
       throw error;
     } finally {
       this.metrics.images.inc({ model: modelId, outcome });

@@ -68,23 +68,41 @@ export class CompletionService {
   private loopFor(model: LanguageModel): DecodeLoop {
     let loop = this.loops.get(model);
     if (!loop) {
+      const labels = { model: model.id };
       loop = new DecodeLoop(model, this.limits, {
-        onStep: (rows) => this.metrics.batchSize.observe({ model: model.id }, rows),
+        onStep: (rows) => {
+          this.metrics.batchSize.observe(labels, rows);
+          // The cache grows by one position per row each step.
+          this.reportLoad();
+        },
         onChange: () => this.reportLoad(),
+        onAdmitted: (seconds) => this.metrics.queueTime.observe(labels, seconds),
+        onPrefilled: (seconds, promptTokens) => {
+          this.metrics.prefill.observe(labels, seconds);
+          this.metrics.promptTokens.inc(labels, promptTokens);
+        },
       });
       this.loops.set(model, loop);
+      this.metrics.kvCacheBudget.set(labels, this.limits.cacheTokens);
     }
     return loop;
   }
 
-  /** The queue gauges over every model's loop (the autoscaler reads llm_queue_depth). */
+  /**
+   * The queue gauges over every model's loop (the autoscaler reads llm_queue_depth), and each
+   * model's KV cache in use.
+   */
   private reportLoad(): void {
     let waiting = 0;
     let running = 0;
-    for (const loop of this.loops.values()) {
+    // By id: a reloaded model's old loop and its new one hold the same model's cache.
+    const cached = new Map<string, number>();
+    for (const [model, loop] of this.loops) {
       waiting += loop.waitingCount;
       running += loop.activeCount;
+      cached.set(model.id, (cached.get(model.id) ?? 0) + loop.cachedTokens);
     }
+    for (const [model, tokens] of cached) this.metrics.kvCacheTokens.set({ model }, tokens);
     this.metrics.queueDepth.set(waiting);
     this.metrics.running.set(running);
   }
@@ -113,6 +131,7 @@ export class CompletionService {
         if (event.type === 'done') {
           finished = true;
           metrics.requests.inc({ ...labels, finish_reason: event.finishReason });
+          metrics.e2eLatency.observe(labels, (performance.now() - started) / 1000);
         }
         yield event;
       }

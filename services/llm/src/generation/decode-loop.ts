@@ -8,6 +8,7 @@ import { SwitchboardError } from '@switchboard/errors';
 import { FairLine } from '@switchboard/models';
 import { Generation, type GenerationEvent, type GenerationRequest } from './generation.js';
 import { EventBuffer } from './event-buffer.js';
+import { GenerationPhases } from './generation-phases.js';
 import type { DecodeBatch, LanguageModel, PrefillSequence } from './model.js';
 
 export interface DecodeLoopLimits {
@@ -35,6 +36,10 @@ export interface LoopHooks {
   onStep?(rows: number): void;
   /** Whenever the numbers waiting or running change (gauges). */
   onChange?(): void;
+  /** A request took a place in the batch after waiting `seconds`. */
+  onAdmitted?(seconds: number): void;
+  /** A request's prompt of `promptTokens` was read, in `seconds` from its admission. */
+  onPrefilled?(seconds: number, promptTokens: number): void;
 }
 
 /** One request in the loop, from waiting to its last event. */
@@ -46,6 +51,8 @@ interface Sequence {
   readonly onToken: (() => void) | undefined;
   /** The caller's API key: waiting requests are admitted by owner in turns. */
   readonly owner: string;
+  /** Its spans (queue, prefill, decode) in the trace of the call that submitted it. */
+  readonly phases: GenerationPhases;
   prefill?: PrefillSequence;
   /** The token its next step feeds. */
   nextToken: number;
@@ -87,6 +94,16 @@ export class DecodeLoop {
   }
 
   /**
+   * KV cache positions held now: the batch's padded rows plus the prompts being read in chunks.
+   * Bounded by limits.cacheTokens, except for a request too long for it, which runs alone.
+   */
+  get cachedTokens(): number {
+    let reading = 0;
+    for (const sequence of this.reading) reading += sequence.prefill?.length ?? 0;
+    return this.batch.cachedTokens + reading;
+  }
+
+  /**
    * Queues a generation for `owner` and yields its events: text deltas, then one `done`. Throws
    * no_capacity when it can neither join now nor wait, and no other owner has more than its share
    * waiting (then that owner's newest waiting request is refused instead). `signal` aborting, or
@@ -105,6 +122,12 @@ export class DecodeLoop {
       reserved: request.promptIds.length + request.maxTokens,
       onToken,
       owner,
+      // Created here, in the submitting call's async context, whose trace its spans join.
+      phases: new GenerationPhases({
+        'llm.model': this.model.id,
+        'llm.prompt_tokens': request.promptIds.length,
+        'llm.max_tokens': request.maxTokens,
+      }),
       nextToken: -1,
       stopped: false,
       admittedAt: 0,
@@ -112,9 +135,12 @@ export class DecodeLoop {
     const joinsNow = this.waiting.length === 0 && this.fits(sequence);
     if (!joinsNow && this.waiting.length >= this.limits.queueDepth) {
       const evicted = this.waiting.evictFor(owner);
-      if (!evicted) throw this.noCapacity();
-      evicted.stopped = true;
-      evicted.events.fail(this.noCapacity());
+      if (!evicted) {
+        const refusal = this.noCapacity();
+        sequence.phases.failed(refusal, 0);
+        throw refusal;
+      }
+      this.fail(evicted, this.noCapacity());
     }
     const onAbort = () => {
       sequence.stopped = true;
@@ -143,6 +169,8 @@ export class DecodeLoop {
     } finally {
       detach();
       sequence.stopped = true;
+      // A no-op when it finished or failed; otherwise its reader left before the end.
+      sequence.phases.abandoned(sequence.generation.completionTokens);
     }
   }
 
@@ -163,6 +191,7 @@ export class DecodeLoop {
         for (let next = this.waiting.peek(); next && this.fits(next); next = this.waiting.peek()) {
           const sequence = this.waiting.shift()!;
           sequence.admittedAt = performance.now();
+          this.hooks.onAdmitted?.(sequence.phases.admitted());
           this.reading.push(sequence);
           this.hooks.onChange?.();
         }
@@ -213,6 +242,7 @@ export class DecodeLoop {
       this.hooks.onChange?.();
       return;
     }
+    for (const sequence of group) this.prefilled(sequence);
     const firstRow = this.decoding.length;
     this.decoding.push(...group);
     for (let i = group.length - 1; i >= 0; i--) {
@@ -236,11 +266,16 @@ export class DecodeLoop {
     }
     if (prefill.length < ids.length) return;
     this.leave(this.reading, [sequence]);
+    this.prefilled(sequence);
     if (!sequence.stopped && this.take(sequence, logits)) {
       this.batch.add(prefill);
       this.decoding.push(sequence);
     }
     this.hooks.onChange?.();
+  }
+
+  private prefilled(sequence: Sequence): void {
+    this.hooks.onPrefilled?.(sequence.phases.prefilled(), sequence.generation.request.promptIds.length);
   }
 
   private leave(list: Sequence[], leaving: readonly Sequence[]): void {
@@ -275,7 +310,10 @@ export class DecodeLoop {
   private take(sequence: Sequence, logits: Float32Array): boolean {
     const outcome = sequence.generation.next(logits);
     sequence.onToken?.();
-    for (const event of outcome.events) sequence.events.push(event);
+    for (const event of outcome.events) {
+      sequence.events.push(event);
+      if (event.type === 'done') sequence.phases.finished(event.finishReason, event.completionTokens);
+    }
     if (outcome.done) {
       sequence.stopped = true;
       sequence.events.end();
@@ -297,6 +335,7 @@ export class DecodeLoop {
 
   private fail(sequence: Sequence, error: unknown): void {
     sequence.stopped = true;
+    sequence.phases.failed(error, sequence.generation.completionTokens);
     sequence.events.fail(error);
   }
 

@@ -13,6 +13,8 @@ export interface Timed<T> {
   readonly value: T;
   readonly started: number;
   readonly ended: number;
+  /** Windows recognised in that pass (1 for a detection or a window alone). */
+  readonly batchSize: number;
 }
 
 /**
@@ -54,6 +56,8 @@ export interface RecognitionQueueOptions {
   readonly onDepth?: (waitingTranscriptions: number, runningWindows: number) => void;
   /** The size of each recognition pass as it starts (a histogram). */
   readonly onBatch?: (windows: number) => void;
+  /** Each recognition pass that ran, with its model and how long it took. */
+  readonly onPass?: (model: SpeechModel, windows: number, seconds: number) => void;
 }
 
 type Job =
@@ -148,14 +152,18 @@ export class RecognitionQueue implements WindowRecognizer {
     const started = performance.now();
     const results = await first.model.recognizeWindows(requests);
     const ended = performance.now();
-    return results.map((result) => (result instanceof Error ? result : { value: result, started, ended }));
+    this.options.onPass?.(first.model, requests.length, (ended - started) / 1000);
+    const batchSize = requests.length;
+    return results.map((result) =>
+      result instanceof Error ? result : { value: result, started, ended, batchSize },
+    );
   }
 }
 
 async function timed<T>(work: () => Promise<T>): Promise<Timed<T>> {
   const started = performance.now();
   const value = await work();
-  return { value, started, ended: performance.now() };
+  return { value, started, ended: performance.now(), batchSize: 1 };
 }
 
 function answer<T>(result: T | Error): T {

@@ -4,6 +4,8 @@
 // worker's batching queue without changing its transcript.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { withSpan } from '@switchboard/telemetry';
+import { captureSpans } from '@switchboard/telemetry/test-support';
 import { SAMPLE_RATE } from '../audio/pcm.js';
 import { directRecognizer, RecognitionQueue, type WindowRecognizer } from './recognition-queue.js';
 import { recognizeWindows } from './recognize-windows.js';
@@ -125,11 +127,13 @@ async function longFile(maxBatch: number) {
     return model.recognizeWindows(requests);
   };
   const batches: number[] = [];
+  const passes: { model: string; windows: number; seconds: number }[] = [];
   const queue = new RecognitionQueue({
     concurrency: 1,
     depth: 16,
     maxBatch,
     onBatch: (size) => batches.push(size),
+    onPass: (passModel, windows, seconds) => passes.push({ model: passModel.id, windows, seconds }),
   });
   const recognition = await recognizeWindows(
     streamWindows(counted(), { chunkSeconds: 30, strideSeconds: 5 }, SAMPLE_RATE),
@@ -140,7 +144,7 @@ async function longFile(maxBatch: number) {
       signal: new AbortController().signal,
     },
   );
-  return { recognition, batches, secondsRead };
+  return { recognition, batches, passes, secondsRead };
 }
 
 test('a long file keeps up to maxBatch windows in flight: they share passes, and the transcript is the one-at-a-time transcript', async () => {
@@ -153,6 +157,47 @@ test('a long file keeps up to maxBatch windows in flight: they share passes, and
   assert.equal(batched.recognition.text, alone.recognition.text);
   assert.deepEqual(batched.recognition.chunks, alone.recognition.chunks);
   assert.equal(batched.recognition.samples, 100 * SAMPLE_RATE);
+});
+
+test("each window is a whisper.recognize span in the caller's trace, with its index and its pass's size; each pass is timed for its model", async () => {
+  const spans = captureSpans();
+  const { passes, call } = await withSpan('test', 'transcribe call', {}, async (span) => ({
+    ...(await longFile(4)),
+    call: span.spanContext(),
+  }));
+  const windows = spans.named('whisper.recognize');
+  assert.equal(windows.length, 5, 'one span per window');
+  for (const span of windows) {
+    assert.equal(span.parentSpanId, call.spanId);
+    assert.equal(span.traceId, call.traceId);
+  }
+  assert.deepEqual(windows.map((span) => span.attributes['whisper.window']).sort(), [0, 1, 2, 3, 4]);
+  // Passes of 1, 3 and 1 windows (as in the test above): each window carries its pass's size.
+  const sizes = windows
+    .sort((a, b) => Number(a.attributes['whisper.window']) - Number(b.attributes['whisper.window']))
+    .map((span) => span.attributes['whisper.batch_size']);
+  assert.deepEqual(sizes, [1, 3, 3, 3, 1]);
+  assert.deepEqual(
+    passes.map(({ model: id, windows: size }) => ({ id, size })),
+    [
+      { id: 'tiny', size: 1 },
+      { id: 'tiny', size: 3 },
+      { id: 'tiny', size: 1 },
+    ],
+  );
+  assert.ok(passes.every(({ seconds }) => seconds >= 0));
+});
+
+test("language detection is a span of its own in the caller's trace", async () => {
+  const spans = captureSpans();
+  const call = await withSpan('test', 'transcribe call', {}, async (span) => {
+    await recognize(audio(10, () => true)).result;
+    return span.spanContext();
+  });
+  const detections = spans.named('whisper.detect_language');
+  assert.equal(detections.length, 1);
+  assert.equal(detections[0]!.parentSpanId, call.spanId);
+  assert.equal(typeof detections[0]!.attributes['whisper.language'], 'string');
 });
 
 test('while its windows in flight are full, nothing more of the file is read', async () => {

@@ -4,7 +4,14 @@
 // holds a few windows per transcription (plus the tokens so far), whatever the audio's length.
 // While `inFlight` windows are out, nothing more is read, which pauses the decoder and, through it,
 // the upload.
-import { isSilent } from '../audio/pcm.js';
+import {
+  captureTraceParent,
+  failSpan,
+  startSpanIn,
+  type Span,
+  type TraceParent,
+} from '@switchboard/telemetry';
+import { isSilent, SAMPLE_RATE } from '../audio/pcm.js';
 import { directRecognizer, type Timed, type WindowRecognizer } from './recognition-queue.js';
 import type { SpeechModel, WindowText } from './speech-model.js';
 import type { WindowSamples } from './windows.js';
@@ -28,6 +35,8 @@ export interface RecognizeWindowsOptions {
   /** Whose work this is (the caller's key id), for the recognizer's turns. */
   readonly owner?: string;
   readonly signal: AbortSignal;
+  /** The trace its spans join (whisper.detect_language, whisper.recognize); default: the active one. */
+  readonly trace?: TraceParent;
 }
 
 export interface WindowedRecognition {
@@ -48,6 +57,7 @@ export async function recognizeWindows(
   options: RecognizeWindowsOptions,
 ): Promise<WindowedRecognition> {
   const recognizer = options.recognizer ?? directRecognizer;
+  const trace = options.trace ?? captureTraceParent();
   const inFlight = options.inFlight ?? 1;
   if (!Number.isInteger(inFlight) || inFlight < 1) throw new Error('inFlight must be a positive integer');
   // A failed window ends its siblings still in flight, as the caller's abort does.
@@ -75,17 +85,41 @@ export async function recognizeWindows(
         if (choice.language) {
           language = choice.language;
         } else {
-          const detected = await recognizer.detectLanguage(model, audio, signal, options.owner);
+          const span = startSpanIn(trace, 'whisper', 'whisper.detect_language', {
+            'whisper.model': model.id,
+          });
+          const detected = await failSpanOnError(
+            span,
+            recognizer.detectLanguage(model, audio, signal, options.owner),
+          );
+          span.setAttribute('whisper.language', detected.value);
+          span.end();
           passes.push(detected);
           language = detected.value;
         }
       }
       // The windower reuses its buffer for the next window, which is read while this one waits.
       const request = { samples: audio.slice(), language, signal };
-      const recognized = recognizer.recognize(model, request, options.owner).then((result) => {
-        passes.push(result);
-        texts[at] = { window, tokens: result.value };
+      // A span per window (a file has few): its wait for a pass and the pass, in the caller's trace.
+      const span = startSpanIn(trace, 'whisper', 'whisper.recognize', {
+        'whisper.model': model.id,
+        'whisper.window': at,
+        'whisper.window_start_seconds': window.start / SAMPLE_RATE,
+        'whisper.window_end_seconds': window.end / SAMPLE_RATE,
       });
+      const submitted = performance.now();
+      const recognized = failSpanOnError(span, recognizer.recognize(model, request, options.owner)).then(
+        (result) => {
+          span.setAttributes({
+            'whisper.batch_size': result.batchSize,
+            'whisper.wait_seconds': Math.max(0, result.started - submitted) / 1000,
+            'whisper.tokens': result.value.length,
+          });
+          span.end();
+          passes.push(result);
+          texts[at] = { window, tokens: result.value };
+        },
+      );
       pending.add(recognized);
       // Settled ones leave the set; a failure ends the others at once and is rethrown below.
       recognized.then(
@@ -106,6 +140,16 @@ export async function recognizeWindows(
   options.signal.throwIfAborted();
   const { text, chunks } = model === undefined ? { text: '', chunks: [] } : model.stitch(texts);
   return { text, chunks, language, model, samples, recognitionSeconds: busySeconds(passes) };
+}
+
+/** `work`, failing `span` when it fails; the caller ends the span when it succeeds. */
+async function failSpanOnError<T>(span: Span, work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    failSpan(span, error);
+    throw error;
+  }
 }
 
 /** Seconds covered by the passes' intervals, overlapping ones (windows of one batch) counted once. */

@@ -14,6 +14,14 @@ import type { ListModelsResponse, TranscribeChunk__Output, TranscribeResponse } 
 import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
 import type { RequestContext } from '@switchboard/grpc';
 import { WorkQueue, type ModelRegistry } from '@switchboard/models';
+import {
+  captureTraceParent,
+  failSpan,
+  startSpanIn,
+  withSpan,
+  type Span,
+  type TraceParent,
+} from '@switchboard/telemetry';
 import { decodeReceived, receiveUpload, type ReceivedUpload } from '../adapters/ffmpeg-decoder.js';
 import { ByteBudget, KeyedByteBudget } from '../audio/byte-budget.js';
 import { durationSeconds, SAMPLE_RATE } from '../audio/pcm.js';
@@ -89,11 +97,15 @@ export class TranscriptionService {
     this.metrics.uploads.set(++this.open);
     try {
       const started = performance.now();
-      const received = await receiveUpload(upload.data, {
-        spool: this.spool,
-        owner,
-        logger: ctx.logger,
-        signal: ctx.signal,
+      const received = await withSpan('whisper', 'whisper.upload', {}, async (span) => {
+        const spooled = await receiveUpload(upload.data, {
+          spool: this.spool,
+          owner,
+          logger: ctx.logger,
+          signal: ctx.signal,
+        });
+        span.setAttribute('whisper.demuxer', spooled.demuxer);
+        return spooled;
       });
       try {
         const receivedMs = performance.now() - started;
@@ -104,8 +116,10 @@ export class TranscriptionService {
         checkLanguage(model, final.language);
         modelId = id;
         const choice = { id, model, language: final.language };
+        // Its spans belong to this call's trace, whichever turn of the queue starts the work.
+        const trace = captureTraceParent();
         return await this.transcriptions.run(
-          () => this.recognize(received, choice, receivedMs, ctx),
+          () => this.recognize(received, choice, receivedMs, ctx, trace),
           ctx.signal,
           owner,
         );
@@ -126,7 +140,9 @@ export class TranscriptionService {
     { id, model, language: forced }: Choice,
     receivedMs: number,
     ctx: RequestContext,
+    trace: TraceParent,
   ): Promise<TranscribeResponse> {
+    const decoding = startSpanIn(trace, 'whisper', 'whisper.decode', { 'whisper.demuxer': received.demuxer });
     const pcm = decodeReceived(received, {
       ffmpegPath: this.options.ffmpegPath,
       maxSeconds: this.options.maxAudioSeconds,
@@ -135,13 +151,14 @@ export class TranscriptionService {
     });
     const waited = { ms: receivedMs };
     const recognition = await recognizeWindows(
-      timed(streamWindows(pcm, this.options.windowing, SAMPLE_RATE), waited),
+      timed(streamWindows(pcm, this.options.windowing, SAMPLE_RATE), waited, decoding),
       {
         choose: () => ({ model, language: forced }),
         recognizer: this.recognizer,
         inFlight: this.options.windowsInFlight,
         owner: ctx.keyId ?? '',
         signal: ctx.signal,
+        trace,
       },
     );
     this.metrics.decodeSeconds.observe(waited.ms / 1000);
@@ -189,21 +206,46 @@ function checkLanguage(model: SpeechModel, language: string): void {
   }
 }
 
-/** The windows, adding the time spent waiting for each (upload and decoding) to `waited.ms`. */
+/**
+ * The windows, adding the time spent waiting for each (upload and decoding) to `waited.ms`. `span`
+ * (whisper.decode) lasts from ffmpeg's start to its last sample, while recognition goes on beside
+ * it, and records how long recognition actually waited for decoded audio.
+ */
 async function* timed(
   windows: AsyncIterable<WindowSamples>,
   waited: { ms: number },
+  span: Span,
 ): AsyncGenerator<WindowSamples, void, undefined> {
   const iterator = windows[Symbol.asyncIterator]();
+  let waitedMs = 0;
+  let audioEnd = 0;
+  let open = true;
   try {
     for (;;) {
       const started = performance.now();
-      const next = await iterator.next();
-      waited.ms += performance.now() - started;
+      let next: IteratorResult<WindowSamples>;
+      try {
+        next = await iterator.next();
+      } catch (error) {
+        open = false;
+        failSpan(span, error);
+        throw error;
+      }
+      const elapsed = performance.now() - started;
+      waited.ms += elapsed;
+      waitedMs += elapsed;
       if (next.done) return;
+      audioEnd = next.value.end;
       yield next.value;
     }
   } finally {
+    if (open) {
+      span.setAttributes({
+        'whisper.audio_seconds': audioEnd / SAMPLE_RATE,
+        'whisper.wait_seconds': waitedMs / 1000,
+      });
+      span.end();
+    }
     await iterator.return?.();
   }
 }

@@ -1,0 +1,15 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Registry } from 'prom-client';
+import { registerServingGauge } from './serving.js';
+
+test('switchboard_serving reads the health status at each scrape', async () => {
+  const registry = new Registry();
+  let serving = false;
+  registerServingGauge(registry, () => serving);
+  assert.match(await registry.metrics(), /^switchboard_serving 0$/m);
+  serving = true;
+  assert.match(await registry.metrics(), /^switchboard_serving 1$/m);
+  serving = false;
+  assert.match(await registry.metrics(), /^switchboard_serving 0$/m);
+});

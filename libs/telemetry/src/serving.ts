@@ -1,0 +1,17 @@
+import { Gauge, type Registry } from 'prom-client';
+
+/**
+ * Registers `switchboard_serving`: 1 while `isServing()` says the process takes work (its
+ * grpc.health.v1 overall status is SERVING), else 0. Read at each scrape, so it can never lag the
+ * health status it mirrors.
+ */
+export function registerServingGauge(registry: Registry, isServing: () => boolean): Gauge {
+  return new Gauge({
+    name: 'switchboard_serving',
+    help: "1 while the worker's grpc.health.v1 overall status is SERVING, else 0.",
+    registers: [registry],
+    collect() {
+      this.set(isServing() ? 1 : 0);
+    },
+  });
+}
