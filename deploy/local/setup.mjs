@@ -19,6 +19,8 @@ const debianPackages = [
   { bin: 'ffmpeg', pkg: 'ffmpeg' },
   // Tests make their speech fixtures with espeak-ng, so no recording is committed.
   { bin: 'espeak-ng', pkg: 'espeak-ng' },
+  // `npm run observe` and the Prometheus test run their own Prometheus (never the system one).
+  { bin: 'prometheus', pkg: 'prometheus' },
 ];
 
 function log(message) {

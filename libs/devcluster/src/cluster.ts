@@ -8,6 +8,7 @@ import { natsRoles, redisRoles, type NatsRole, type RedisRole } from '@switchboa
 import { startNats, startRedis, type InfraHandle } from './infra.js';
 import { freePort } from './ports.js';
 import { ManagedProcess } from './process.js';
+import { startPrometheus, type PrometheusHandle, type ScrapeTarget } from './prometheus.js';
 import type { Replica } from './replica-set.js';
 import { parseReplicas } from './replicas.js';
 import { WorkerFleet } from './worker-fleet.js';
@@ -44,6 +45,8 @@ export interface Cluster {
   workerAddresses: Record<string, string>;
   /** With SWITCHBOARD_REPLICAS: `127.0.0.1:<port>` of the DNS server behind the workers' names. */
   dnsServer: string | undefined;
+  /** With SWITCHBOARD_PROMETHEUS=1: `http://127.0.0.1:<port>` of the runner's Prometheus. */
+  prometheusUrl: string | undefined;
   /** A worker's running processes, oldest first. */
   replicas(worker: string): Replica[];
   /**
@@ -85,6 +88,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const leaving = new WeakSet<ManagedProcess>();
   const infra: InfraHandle[] = [];
   let fakeAvatarVendor: FakeDid | undefined;
+  let prometheus: PrometheusHandle | undefined;
   const late: { fleet?: WorkerFleet } = {};
   let stopping = false;
 
@@ -98,6 +102,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       const order = [...processes.values()].reverse();
       order.sort((a, b) => Number(b.name === 'gateway') - Number(a.name === 'gateway'));
       for (const proc of order) await proc.stop(10_000);
+      await prometheus?.stop();
       await late.fleet?.close();
       await fakeAvatarVendor?.close();
       for (const handle of [...infra].reverse()) await handle.stop();
@@ -200,6 +205,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     late.fleet = fleet;
 
     const gatewayPort = env.GATEWAY_PORT || '8080';
+    const gatewayMetricsPort = env.GATEWAY_METRICS_PORT || String(await freePort());
     const gateway = spawnService('gateway', {
       ...shared,
       ...brokerEnv('gateway'),
@@ -210,13 +216,32 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       // the network, and a wildcard bind would share its port with another loopback listener.
       GATEWAY_HOST: env.GATEWAY_HOST || '127.0.0.1',
       GATEWAY_PORT: gatewayPort,
-      METRICS_PORT: env.GATEWAY_METRICS_PORT || String(await freePort()),
+      METRICS_PORT: gatewayMetricsPort,
     });
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     await waitForHttp(`${gatewayUrl}/readyz`, gateway, timeout);
     const workerAddresses = Object.fromEntries(
       Object.entries(fleet.gatewayEnv).filter(([name]) => name.endsWith('_ADDR')),
     ) as Record<string, string>;
+    // Every process the cluster runs now, as Prometheus should see it.
+    const scrapeTargets = (): ScrapeTarget[] => [
+      { pod: 'gateway-0', address: `127.0.0.1:${gatewayMetricsPort}` },
+      ...built.flatMap((worker) => fleet.replicas(worker).map(scrapeTarget)),
+    ];
+    if (env.SWITCHBOARD_PROMETHEUS === '1') {
+      const alerts = join(root, 'deploy/helm/switchboard/files/prometheus/alerts.yaml');
+      prometheus = await startPrometheus({
+        dir: join(stateDir, 'prometheus'),
+        ruleFiles: existsSync(alerts) ? [alerts] : [],
+        targets: scrapeTargets(),
+        onLine: (line) => options.onLine?.('prometheus', line),
+      });
+    }
+    const rescrape = async <T>(change: Promise<T>): Promise<T> => {
+      const result = await change;
+      await prometheus?.setTargets(scrapeTargets());
+      return result;
+    };
     return {
       gatewayUrl,
       adminToken,
@@ -224,13 +249,26 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       workers: built,
       workerAddresses,
       dnsServer: fleet.dnsServer,
+      prometheusUrl: prometheus?.url,
       replicas: (worker) => fleet.replicas(worker),
-      addReplica: (worker) => fleet.add(worker),
-      removeReplica: (worker, name) => fleet.remove(worker, name),
+      addReplica: (worker) => rescrape(fleet.add(worker)),
+      removeReplica: (worker, name) => rescrape(fleet.remove(worker, name)),
       stop,
     };
   } catch (error) {
     await stop();
     throw error;
   }
+}
+
+/**
+ * A replica as a scrape target. Its pod label is `<worker>-<n>`, as a StatefulSet would name it:
+ * the process's own name with replicas (`llm-1`, `llm-2`), `<worker>-0` for the single process of
+ * the plain mode.
+ */
+function scrapeTarget(replica: Replica): ScrapeTarget {
+  return {
+    pod: replica.name === replica.worker ? `${replica.worker}-0` : replica.name,
+    address: new URL(replica.metricsUrl).host,
+  };
 }

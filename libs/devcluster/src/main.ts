@@ -23,6 +23,9 @@ Every setting of the services passes through from the environment; the runner's 
                                runner's DNS server (WORKER_DNS_SERVER). Unset: one process each on
                                127.0.0.1, no DNS.
   SWITCHBOARD_FAKE_AVATAR=1    the avatar back-end against a local fake of the D-ID Talks API
+  SWITCHBOARD_PROMETHEUS=1     also a Prometheus of its own (Debian's prometheus package) on a free
+                               loopback port, scraping every process every 2 s with the chart's
+                               alert rules loaded (npm run observe)
 `;
 
 async function main(): Promise<void> {
@@ -69,6 +72,7 @@ async function main(): Promise<void> {
   const workers = cluster.workers.length ? cluster.workers.join(', ') : 'none built yet';
   say('');
   say(`[switchboard] ready: ${cluster.gatewayUrl}`);
+  if (cluster.prometheusUrl !== undefined) say(`[switchboard] prometheus: ${cluster.prometheusUrl}`);
   say(`[switchboard] workers: ${workers}`);
   if (cluster.dnsServer !== undefined) {
     for (const worker of cluster.workers) {
