@@ -24,6 +24,7 @@ export { registerServingGauge } from './serving.js';
 export { failSpan, startSpan, withSpan } from './spans.js';
 export {
   captureTraceParent,
+  PhaseSpans,
   startSpanIn,
   type Span,
   type SpanAttributes,

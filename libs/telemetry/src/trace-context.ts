@@ -3,6 +3,7 @@
 // started it, so the active context there is the wrong parent: each request's context is captured
 // when it is submitted and its spans are started in that context explicitly.
 import { context, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import { failSpan } from './spans.js';
 
 /** A request's trace context, opaque to callers: what its spans are children of. */
 export type TraceParent = Context;
@@ -22,4 +23,52 @@ export function startSpanIn(
   attributes?: Attributes,
 ): Span {
   return trace.getTracer(`switchboard-${service}`).startSpan(name, { attributes }, parent);
+}
+
+/**
+ * One request's way through a shared loop as consecutive spans in its own trace (waiting, then
+ * each phase of the work): one span is open at a time, each a child of the context captured when
+ * the request was submitted.
+ */
+export class PhaseSpans {
+  private readonly parent: TraceParent = captureTraceParent();
+  /** The open phase's span; undefined once the request's way through the loop is over. */
+  private span: Span | undefined;
+  private phaseStarted = performance.now();
+
+  /** Opens the first phase, `first`, in the trace of the context active now. */
+  constructor(
+    private readonly service: string,
+    first: string,
+    private readonly attributes: Attributes,
+  ) {
+    this.span = startSpanIn(this.parent, service, first, attributes);
+  }
+
+  /** Ends the open phase and opens `name`; returns the seconds the ended phase took. */
+  next(name: string, attributes: Attributes = {}): number {
+    const now = performance.now();
+    const seconds = (now - this.phaseStarted) / 1000;
+    this.phaseStarted = now;
+    if (this.span) {
+      this.span.end();
+      this.span = startSpanIn(this.parent, this.service, name, { ...this.attributes, ...attributes });
+    }
+    return seconds;
+  }
+
+  /** Ends the open phase, the last, with `attributes` added. */
+  end(attributes: Attributes = {}): void {
+    this.span?.setAttributes(attributes);
+    this.span?.end();
+    this.span = undefined;
+  }
+
+  /** Ends the open phase as failed with `error`, with `attributes` added. */
+  fail(error: unknown, attributes: Attributes = {}): void {
+    if (!this.span) return;
+    this.span.setAttributes(attributes);
+    failSpan(this.span, error);
+    this.span = undefined;
+  }
 }

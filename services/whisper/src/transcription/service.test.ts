@@ -13,6 +13,7 @@ import { createLogger, withSpan } from '@switchboard/telemetry';
 import { captureSpans } from '@switchboard/telemetry/test-support';
 import { Registry } from 'prom-client';
 import { loadTinyWhisper, type TinyWhisper } from '../adapters/tiny-whisper.test-support.js';
+import { toneWav } from '../adapters/tone-wav.test-support.js';
 import { createWhisperMetrics } from '../metrics.js';
 import { RecognitionQueue } from '../recognition/recognition-queue.js';
 import type { SpeechModel } from '../recognition/speech-model.js';
@@ -28,29 +29,6 @@ after(async () => {
   await tiny?.remove();
   await rm(spoolDir, { recursive: true, force: true });
 });
-
-/** A 16-bit PCM WAV of a 440 Hz tone, 16 kHz mono. */
-function toneWav(seconds: number): Buffer {
-  const rate = 16_000;
-  const samples = seconds * rate;
-  const wav = Buffer.alloc(44 + samples * 2);
-  wav.write('RIFF', 0, 'latin1');
-  wav.writeUInt32LE(36 + samples * 2, 4);
-  wav.write('WAVEfmt ', 8, 'latin1');
-  wav.writeUInt32LE(16, 16);
-  wav.writeUInt16LE(1, 20);
-  wav.writeUInt16LE(1, 22);
-  wav.writeUInt32LE(rate, 24);
-  wav.writeUInt32LE(rate * 2, 28);
-  wav.writeUInt16LE(2, 32);
-  wav.writeUInt16LE(16, 34);
-  wav.write('data', 36, 'latin1');
-  wav.writeUInt32LE(samples * 2, 40);
-  for (let i = 0; i < samples; i++) {
-    wav.writeInt16LE(Math.round(4_500 * Math.sin((2 * Math.PI * 440 * i) / rate)), 44 + i * 2);
-  }
-  return wav;
-}
 
 async function* messages(bytes: Buffer): AsyncGenerator<TranscribeChunk__Output> {
   yield {
@@ -100,7 +78,7 @@ test('upload, decode and every window are spans of the call; passes reach whispe
   const { service, promRegistry } = setup();
   // 45 s: two windows (0–30 s, 20–45 s).
   const call = await withSpan('test', 'transcribe call', {}, async (span) => {
-    await service.transcribe(messages(toneWav(45)), context());
+    await service.transcribe(messages(toneWav(45, 16_000, 4_500)), context());
     return span.spanContext();
   });
   for (const name of ['whisper.upload', 'whisper.decode']) {
