@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -38,6 +38,7 @@ async function clusterExportingTo(
   receiver: OtlpReceiver | undefined,
   site: TestSite,
   stateDir: string,
+  headersFile?: string,
 ): Promise<Cluster> {
   return startCluster({
     root: repoRoot,
@@ -50,6 +51,7 @@ async function clusterExportingTo(
       TRUSTED_PROXIES: `${PROXY}/32`,
       OTEL_BSP_SCHEDULE_DELAY: '200',
       ...(receiver ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {}),
+      ...(headersFile ? { OTEL_EXPORTER_OTLP_HEADERS_FILE: headersFile } : {}),
     },
   });
 }
@@ -174,15 +176,18 @@ test(
   'a query stream, a transcription, an image, a browser navigation and an animation job each form one trace from the gateway into the worker',
   { timeout: 240_000 },
   async (t) => {
-    const receiver = await startOtlpReceiver();
+    // A collector that wants a token, which every process reads from a file (as the chart mounts it).
+    const receiver = await startOtlpReceiver(0, '127.0.0.1', { authorization: 'Bearer collector-token' });
     const site = await startTestSite();
     const stateDir = mkdtempSync(join(tmpdir(), 'sb-traces-'));
+    const headersFile = join(stateDir, 'otlp-headers');
+    writeFileSync(headersFile, 'authorization=Bearer%20collector-token\n');
     t.after(async () => {
       await site.stop();
       await receiver.close();
       rmSync(stateDir, { recursive: true, force: true });
     });
-    const cluster = await clusterExportingTo(receiver, site, stateDir);
+    const cluster = await clusterExportingTo(receiver, site, stateDir, headersFile);
     t.after(() => cluster.stop());
     const client = new Client(cluster.gatewayUrl, await createKey(cluster.gatewayUrl, cluster.adminToken));
     const missing: string[] = [];

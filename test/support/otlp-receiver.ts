@@ -63,7 +63,15 @@ function attributesOf(list: KeyValue[] | undefined): Record<string, unknown> {
   return attributes;
 }
 
-export async function startOtlpReceiver(port = 0, host = '127.0.0.1'): Promise<OtlpReceiver> {
+/**
+ * An OTLP/HTTP (JSON) traces endpoint on loopback. With `requiredHeaders`, an export without them
+ * is refused with 401, as a collector that wants a token does.
+ */
+export async function startOtlpReceiver(
+  port = 0,
+  host = '127.0.0.1',
+  requiredHeaders: Record<string, string> = {},
+): Promise<OtlpReceiver> {
   const spans: ReceivedSpan[] = [];
   let requests = 0;
   const server = createServer((req, res) => {
@@ -73,6 +81,10 @@ export async function startOtlpReceiver(port = 0, host = '127.0.0.1'): Promise<O
       requests += 1;
       if (req.url !== '/v1/traces' || !String(req.headers['content-type']).includes('json')) {
         res.writeHead(415).end();
+        return;
+      }
+      if (Object.entries(requiredHeaders).some(([name, value]) => req.headers[name] !== value)) {
+        res.writeHead(401).end();
         return;
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ExportRequest;

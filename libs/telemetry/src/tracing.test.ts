@@ -1,11 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { context, trace } from '@opentelemetry/api';
 import { createLogger } from './logger.js';
 import { withSpan } from './spans.js';
 import { captureSpans } from './test-support.js';
-import { extractTraceContext, injectTraceContext, startTracing, tracingEnabled } from './tracing.js';
+import {
+  extractTraceContext,
+  injectTraceContext,
+  otlpHeadersFromFile,
+  startTracing,
+  tracingEnabled,
+} from './tracing.js';
 
 class Headers {
   readonly values = new Map<string, string>();
@@ -79,4 +88,23 @@ test('log lines inside a recording span carry its trace and span ids, others non
   assert.equal(lines[0]?.span_id, ids?.spanId);
   assert.equal('trace_id' in (lines[1] ?? {}), false);
   assert.equal('span_id' in (lines[1] ?? {}), false);
+});
+
+test("export headers given as a file are read in the variable's own format", () => {
+  assert.equal(otlpHeadersFromFile({}), undefined);
+  const dir = mkdtempSync(join(tmpdir(), 'otlp-headers-'));
+  try {
+    const file = join(dir, 'headers');
+    writeFileSync(file, 'authorization=Bearer%20s3cr3t, x-scope = tenant-a\n');
+    assert.deepEqual(otlpHeadersFromFile({ OTEL_EXPORTER_OTLP_HEADERS_FILE: file }), {
+      authorization: 'Bearer s3cr3t',
+      'x-scope': 'tenant-a',
+    });
+    assert.throws(
+      () => otlpHeadersFromFile({ OTEL_EXPORTER_OTLP_HEADERS_FILE: join(dir, 'missing') }),
+      /ENOENT/,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

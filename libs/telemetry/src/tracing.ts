@@ -1,6 +1,7 @@
 // OpenTelemetry tracing for one process, exported over OTLP/HTTP. Off unless an OTLP endpoint is
 // configured, and then truly off: the SDK and the instrumentations are imported only when it is on,
 // so a process without tracing loads none of them and patches nothing.
+import { readFileSync } from 'node:fs';
 import { register } from 'node:module';
 import {
   context,
@@ -36,6 +37,24 @@ const processEnv = process.env;
 /** Tracing is on when the OTLP exporter has somewhere to send spans. */
 export function tracingEnabled(env: NodeJS.ProcessEnv = processEnv): boolean {
   return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+}
+
+/**
+ * The export headers given as a file (`OTEL_EXPORTER_OTLP_HEADERS_FILE`, as every secret is given
+ * to these processes): they often carry a collector's token. The format is the variable's own,
+ * `key1=value1,key2=value2` with URL-encoded values. Undefined when no file is named; the exporter
+ * still reads `OTEL_EXPORTER_OTLP_HEADERS` itself.
+ */
+export function otlpHeadersFromFile(env: NodeJS.ProcessEnv = processEnv): Record<string, string> | undefined {
+  const file = env.OTEL_EXPORTER_OTLP_HEADERS_FILE;
+  if (!file) return undefined;
+  const headers: Record<string, string> = {};
+  for (const pair of readFileSync(file, 'utf8').split(',')) {
+    const at = pair.indexOf('=');
+    if (at <= 0) continue;
+    headers[pair.slice(0, at).trim()] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  return headers;
 }
 
 /** Paths polled by probes and scrapers: a trace per poll would bury the requests that matter. */
@@ -81,10 +100,11 @@ export async function startTracing({ service, env = processEnv }: TracingOptions
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': `switchboard-${service}` }))
     .merge(detectResources({ detectors: [envDetector] }));
-  // The exporter and the batch processor read OTEL_EXPORTER_OTLP_* and OTEL_BSP_* themselves.
+  // The exporter and the batch processor read OTEL_EXPORTER_OTLP_* and OTEL_BSP_* themselves; only
+  // headers given as a file are read here.
   const provider = new NodeTracerProvider({
     resource,
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ headers: otlpHeadersFromFile(env) }))],
   });
   provider.register({ propagator: new W3CTraceContextPropagator() });
   registerInstrumentations({
