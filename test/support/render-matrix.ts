@@ -71,6 +71,25 @@ const extensions = {
   sidecars: [{ name: 'proxy', image: 'registry.example.com/proxy:1.0', ports: [{ containerPort: 15001 }] }],
 };
 
+/**
+ * Traces to a collector in another namespace, with export headers from a Secret: the matrix's checks
+ * that Secrets reach Switchboard's containers only as files cover the headers too.
+ */
+export const tracingOn = {
+  tracing: {
+    otlpEndpoint: 'http://otel-collector.observability:4318',
+    headersSecret: { name: 'otel-headers', key: 'headers' },
+  },
+  networkPolicies: {
+    otelCollector: [
+      {
+        to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'observability' } } }],
+        ports: [{ port: 4318, protocol: 'TCP' }],
+      },
+    ],
+  },
+};
+
 /** Every object and option the chart can render that is off by default: KEDA, Ingress, GPU, TLS, … */
 const everyOptionalObject = [
   everyComponent,
@@ -127,6 +146,11 @@ const chartEntries = (): MatrixEntry[] => [
   {
     name: 'chart defaults, every optional object on',
     options: { defaults: [brokerCredentials], values: everyOptionalObject },
+    source: { kind: 'chart' },
+  },
+  {
+    name: 'chart defaults, every component tracing',
+    options: { defaults: [brokerCredentials], values: [everyComponent, tracingOn] },
     source: { kind: 'chart' },
   },
 ];

@@ -83,7 +83,8 @@ Takes the context plus "taken": the names the chart sets on the container.
 
 {{/*
 The names of the variables the chart sets on a component's main container: its plain and downward
-API variables (given as dicts) and each Secret it mounts as a file (NAME and NAME_FILE).
+API variables (given as dicts), each Secret it mounts as a file (NAME and NAME_FILE; the tracing
+headers among them) and the gRPC TLS files.
 */}}
 {{- define "switchboard.chartEnvNames" -}}
 {{- $names := concat (keys .env) (keys (.fieldEnv | default dict)) -}}
@@ -181,4 +182,25 @@ OpenShift's 5353 by default). No peers at all: any destination, on those ports o
     {{- toYaml $to | nindent 4 }}
   ports:
     {{- toYaml $dns.ports | nindent 4 }}
+{{- end }}
+
+{{/*
+"true" when a component exports traces (docs/tracing.md): tracing.otlpEndpoint is set, or its own
+env names an OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT); ""
+otherwise. Such a component gets the headers Secret (as a file, switchboard.secretItems) and egress
+to networkPolicies.otelCollector.
+*/}}
+{{- define "switchboard.traces" -}}
+{{- $env := .values.env | default dict -}}
+{{- if or .root.Values.tracing.otlpEndpoint (index $env "OTEL_EXPORTER_OTLP_ENDPOINT") (index $env "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") -}}true{{- end -}}
+{{- end }}
+
+{{/*
+The plain tracing variables of a component, as a YAML map its env may override:
+OTEL_EXPORTER_OTLP_ENDPOINT from tracing.otlpEndpoint.
+*/}}
+{{- define "switchboard.tracingEnv" -}}
+{{- $env := dict -}}
+{{- with .root.Values.tracing.otlpEndpoint }}{{ $_ := set $env "OTEL_EXPORTER_OTLP_ENDPOINT" . }}{{ end -}}
+{{- toYaml $env -}}
 {{- end }}

@@ -186,7 +186,8 @@ Switchboard container's environment, where child processes (ffmpeg, Chromium) an
 /proc/<pid>/environ would see it. Each component gets only its own: CLUSTER_SECRET everywhere; the
 admin token and key pepper on the gateway; its NATS/Redis password on the brokers' clients (the key
 named after the component); S3 keys where the object store is used; the avatar vendor's key where
-that back-end is configured.
+that back-end is configured; the collector's export headers (tracing.headersSecret, which often
+carry a token) where the component traces.
 */}}
 {{- define "switchboard.secretItems" -}}
 {{- $root := .root -}}
@@ -221,6 +222,10 @@ that back-end is configured.
 {{- end -}}
 {{- if include "switchboard.avatarConfigured" . -}}
 {{- $items = append $items (dict "env" "AVATAR_API_KEY" "secret" .values.avatar.existingSecret "key" .values.avatar.existingSecretKey) -}}
+{{- end -}}
+{{- $headers := $V.tracing.headersSecret -}}
+{{- if and $headers.name (include "switchboard.traces" .) -}}
+{{- $items = append $items (dict "env" "OTEL_EXPORTER_OTLP_HEADERS" "secret" $headers.name "key" $headers.key) -}}
 {{- end -}}
 {{- toYaml $items -}}
 {{- end }}
