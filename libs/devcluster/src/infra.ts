@@ -14,7 +14,7 @@ import {
   type NatsRole,
   type RedisRole,
 } from '@switchboard/broker-auth';
-import { freePort, firstBytes } from './ports.js';
+import { firstBytes, startOnFreePort } from './ports.js';
 import { findExecutable, ManagedProcess, waitUntilReady } from './process.js';
 
 /**
@@ -27,8 +27,6 @@ import { findExecutable, ManagedProcess, waitUntilReady } from './process.js';
 
 const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 15_000;
-/** A port chosen by freePort() can be taken before the server binds it; try a fresh one. */
-const START_ATTEMPTS = 3;
 
 export interface InfraHandle {
   readonly url: string;
@@ -137,21 +135,18 @@ async function startManaged(
     return proc;
   };
 
-  let port = requestedPort ?? 0;
-  let proc: ManagedProcess | undefined;
-  for (let attempt = 1; proc === undefined; attempt++) {
-    if (requestedPort === undefined) port = await freePort(HOST);
-    try {
-      proc = await launch(port);
-    } catch (error) {
-      if (requestedPort !== undefined || attempt >= START_ATTEMPTS) {
-        if (ownsDir) await rm(dir, { recursive: true, force: true });
-        throw error;
-      }
-    }
+  let port: number;
+  let current: ManagedProcess;
+  try {
+    ({ port, started: current } =
+      requestedPort === undefined
+        ? await startOnFreePort(HOST, launch)
+        : { port: requestedPort, started: await launch(requestedPort) });
+  } catch (error) {
+    if (ownsDir) await rm(dir, { recursive: true, force: true });
+    throw error;
   }
 
-  let current: ManagedProcess = proc;
   return {
     url: `${spec.scheme}://${HOST}:${port}`,
     port,

@@ -20,6 +20,27 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
+/** How many fresh ports a process starter tries before it gives up. */
+const START_ATTEMPTS = 3;
+
+/**
+ * Starts something on a port freePort() found, and on a fresh one when that start fails: another
+ * process may take the port between the check and the bind. Fails with the last start's error.
+ */
+export async function startOnFreePort<T>(
+  host: string,
+  start: (port: number) => Promise<T>,
+): Promise<{ port: number; started: T }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort(host);
+    try {
+      return { port, started: await start(port) };
+    } catch (error) {
+      if (attempt >= START_ATTEMPTS) throw error;
+    }
+  }
+}
+
 /** Whether something accepts TCP connections on host:port right now. */
 export function canConnect(port: number, host = '127.0.0.1', timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {

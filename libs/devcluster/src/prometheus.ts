@@ -1,6 +1,6 @@
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { freePort } from './ports.js';
+import { startOnFreePort } from './ports.js';
 import { findExecutable, ManagedProcess, waitUntilReady } from './process.js';
 
 /**
@@ -13,8 +13,6 @@ import { findExecutable, ManagedProcess, waitUntilReady } from './process.js';
 
 const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 30_000;
-/** A port chosen by freePort() can be taken before Prometheus binds it; try a fresh one. */
-const START_ATTEMPTS = 3;
 
 /** The namespace label every local target carries: what the chart is rendered for in tests. */
 export const LOCAL_NAMESPACE = 'switchboard';
@@ -128,27 +126,22 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
       undefined,
       { onLine: (line) => options.onLine?.(line) },
     );
+    // Ready = this port answers as a Prometheus does: another server that took the port in the
+    // meantime (a test's website answers 200 on any path) must not pass for ours.
     const ready = () =>
       fetch(`http://${HOST}:${port}/-/ready`).then(
-        (res) => res.ok,
+        async (res) => res.ok && (await res.text()).startsWith('Prometheus Server is Ready'),
         () => false,
       );
     await waitUntilReady(proc, ready, START_TIMEOUT_MS);
     return proc;
   };
 
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort(HOST);
-    try {
-      const proc = await launch(port);
-      return {
-        url: `http://${HOST}:${port}`,
-        process: proc,
-        setTargets,
-        stop: () => proc.stop(),
-      };
-    } catch (error) {
-      if (attempt >= START_ATTEMPTS) throw error;
-    }
-  }
+  const { port, started: proc } = await startOnFreePort(HOST, launch);
+  return {
+    url: `http://${HOST}:${port}`,
+    process: proc,
+    setTargets,
+    stop: () => proc.stop(),
+  };
 }
