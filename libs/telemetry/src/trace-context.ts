@@ -3,7 +3,7 @@
 // started it, so the active context there is the wrong parent: each request's context is captured
 // when it is submitted and its spans are started in that context explicitly.
 import { context, trace, type Attributes, type Context, type Span } from '@opentelemetry/api';
-import { failSpan } from './spans.js';
+import { failSpan, withSpan } from './spans.js';
 
 /** A request's trace context, opaque to callers: what its spans are children of. */
 export type TraceParent = Context;
@@ -23,6 +23,21 @@ export function startSpanIn(
   attributes?: Attributes,
 ): Span {
   return trace.getTracer(`switchboard-${service}`).startSpan(name, { attributes }, parent);
+}
+
+/**
+ * Runs `work` inside a span that is a child of `parent` (a context from elsewhere: a message's
+ * headers, a request's captured context) rather than of whatever is active here, and makes that
+ * span active for the work.
+ */
+export function withSpanIn<T>(
+  parent: TraceParent,
+  service: string,
+  name: string,
+  attributes: Attributes,
+  work: (span: Span) => Promise<T> | T,
+): Promise<T> {
+  return context.with(parent, () => withSpan(service, name, attributes, work));
 }
 
 /**

@@ -3,15 +3,7 @@
 // so a process without tracing loads none of them and patches nothing.
 import { readFileSync } from 'node:fs';
 import { register } from 'node:module';
-import {
-  context,
-  propagation,
-  ROOT_CONTEXT,
-  type Attributes,
-  type Context,
-  type Span,
-} from '@opentelemetry/api';
-import { withSpan } from './spans.js';
+import { context, propagation, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
 
 export interface Tracing {
   /** Whether spans are exported (an OTLP endpoint is configured). */
@@ -153,18 +145,4 @@ export function extractTraceContext(headers: Pick<HeaderCarrier, 'get'> | undefi
     get: (carrier, key) => carrier.get(key) || undefined,
     keys: () => ['traceparent', 'tracestate'],
   });
-}
-
-/**
- * Runs `work` inside a span that is a child of `parent` (a context from elsewhere: a message's
- * headers) rather than of whatever is active here, and makes that span active for the work.
- */
-export function withSpanIn<T>(
-  parent: Context,
-  service: string,
-  name: string,
-  attributes: Attributes,
-  work: (span: Span) => Promise<T> | T,
-): Promise<T> {
-  return context.with(parent, () => withSpan(service, name, attributes, work));
 }

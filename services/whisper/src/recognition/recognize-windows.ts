@@ -4,13 +4,7 @@
 // holds a few windows per transcription (plus the tokens so far), whatever the audio's length.
 // While `inFlight` windows are out, nothing more is read, which pauses the decoder and, through it,
 // the upload.
-import {
-  captureTraceParent,
-  failSpan,
-  startSpanIn,
-  type Span,
-  type TraceParent,
-} from '@switchboard/telemetry';
+import { captureTraceParent, withSpanIn, type TraceParent } from '@switchboard/telemetry';
 import { isSilent, SAMPLE_RATE } from '../audio/pcm.js';
 import { directRecognizer, type Timed, type WindowRecognizer } from './recognition-queue.js';
 import type { SpeechModel, WindowText } from './speech-model.js';
@@ -85,15 +79,18 @@ export async function recognizeWindows(
         if (choice.language) {
           language = choice.language;
         } else {
-          const span = startSpanIn(trace, 'whisper', 'whisper.detect_language', {
-            'whisper.model': model.id,
-          });
-          const detected = await failSpanOnError(
-            span,
-            recognizer.detectLanguage(model, audio, signal, options.owner),
+          const chosen = model;
+          const detected = await withSpanIn(
+            trace,
+            'whisper',
+            'whisper.detect_language',
+            { 'whisper.model': chosen.id },
+            async (span) => {
+              const found = await recognizer.detectLanguage(chosen, audio, signal, options.owner);
+              span.setAttribute('whisper.language', found.value);
+              return found;
+            },
           );
-          span.setAttribute('whisper.language', detected.value);
-          span.end();
           passes.push(detected);
           language = detected.value;
         }
@@ -101,25 +98,26 @@ export async function recognizeWindows(
       // The windower reuses its buffer for the next window, which is read while this one waits.
       const request = { samples: audio.slice(), language, signal };
       // A span per window (a file has few): its wait for a pass and the pass, in the caller's trace.
-      const span = startSpanIn(trace, 'whisper', 'whisper.recognize', {
-        'whisper.model': model.id,
+      const windowModel = model;
+      const attributes = {
+        'whisper.model': windowModel.id,
         'whisper.window': at,
         'whisper.window_start_seconds': window.start / SAMPLE_RATE,
         'whisper.window_end_seconds': window.end / SAMPLE_RATE,
+      };
+      const recognized = withSpanIn(trace, 'whisper', 'whisper.recognize', attributes, async (span) => {
+        const submitted = performance.now();
+        const result = await recognizer.recognize(windowModel, request, options.owner);
+        span.setAttributes({
+          'whisper.batch_size': result.batchSize,
+          'whisper.wait_seconds': Math.max(0, result.started - submitted) / 1000,
+          'whisper.tokens': result.value.length,
+        });
+        return result;
+      }).then((result) => {
+        passes.push(result);
+        texts[at] = { window, tokens: result.value };
       });
-      const submitted = performance.now();
-      const recognized = failSpanOnError(span, recognizer.recognize(model, request, options.owner)).then(
-        (result) => {
-          span.setAttributes({
-            'whisper.batch_size': result.batchSize,
-            'whisper.wait_seconds': Math.max(0, result.started - submitted) / 1000,
-            'whisper.tokens': result.value.length,
-          });
-          span.end();
-          passes.push(result);
-          texts[at] = { window, tokens: result.value };
-        },
-      );
       pending.add(recognized);
       // Settled ones leave the set; a failure ends the others at once and is rethrown below.
       recognized.then(
@@ -140,16 +138,6 @@ export async function recognizeWindows(
   options.signal.throwIfAborted();
   const { text, chunks } = model === undefined ? { text: '', chunks: [] } : model.stitch(texts);
   return { text, chunks, language, model, samples, recognitionSeconds: busySeconds(passes) };
-}
-
-/** `work`, failing `span` when it fails; the caller ends the span when it succeeds. */
-async function failSpanOnError<T>(span: Span, work: Promise<T>): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    failSpan(span, error);
-    throw error;
-  }
 }
 
 /** Seconds covered by the passes' intervals, overlapping ones (windows of one batch) counted once. */
