@@ -25,11 +25,15 @@ import {
   helm,
   helmLint as lintChart,
   helmTemplate as renderChart,
-  helmTemplateFailure as chartFailure,
   kubeVersion,
   type K8sObject,
 } from '../support/helm.js';
-import { brokerCredentials, renderMatrix } from '../support/render-matrix.js';
+import {
+  brokerCredentials,
+  refusalWithBrokers,
+  renderMatrix,
+  renderWithBrokers,
+} from '../support/render-matrix.js';
 import { type ModelStack, startLlmStack } from '../support/stack.js';
 
 /**
@@ -43,8 +47,8 @@ import { type ModelStack, startLlmStack } from '../support/stack.js';
 const components = ['gateway', ...workerNames] as const;
 const everyComponent = Object.fromEntries(components.map((c) => [c, { enabled: true }]));
 
-const render = (...values: object[]) => renderChart({ defaults: [brokerCredentials], values });
-const failure = (...values: object[]) => chartFailure({ defaults: [brokerCredentials], values });
+const render = renderWithBrokers;
+const failure = refusalWithBrokers;
 const lint = (...values: object[]) => lintChart({ defaults: [brokerCredentials], values });
 
 const podOf = (objects: K8sObject[], component: string): PodSpec => {

@@ -14,13 +14,13 @@ import {
   type Container,
   type DeploymentObject,
 } from '../support/helm-checks.js';
+import { helmNotes, helmTemplate as renderChart, type K8sObject } from '../support/helm.js';
 import {
-  helmNotes,
-  helmTemplate as renderChart,
-  helmTemplateFailure as chartFailure,
-  type K8sObject,
-} from '../support/helm.js';
-import { brokerCredentials, renderMatrix } from '../support/render-matrix.js';
+  brokerCredentials,
+  refusalWithBrokers,
+  renderMatrix,
+  renderWithBrokers,
+} from '../support/render-matrix.js';
 
 /**
  * Tracing through the chart (values.yaml: tracing, networkPolicies.otelCollector): one value gives
@@ -32,8 +32,8 @@ import { brokerCredentials, renderMatrix } from '../support/render-matrix.js';
 const components = ['gateway', ...workerNames] as const;
 const everyComponent = Object.fromEntries(components.map((c) => [c, { enabled: true }]));
 
-const render = (...values: object[]) => renderChart({ defaults: [brokerCredentials], values });
-const failure = (...values: object[]) => chartFailure({ defaults: [brokerCredentials], values });
+const render = renderWithBrokers;
+const failure = refusalWithBrokers;
 
 const endpoint = 'http://otel-collector.observability:4318';
 /** A collector in this namespace, so the policies' peers can be checked against its pod labels. */

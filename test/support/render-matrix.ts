@@ -2,7 +2,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { modelWorkers, workerNames } from './helm-checks.js';
-import { chartDir, repoRoot, type RenderOptions } from './helm.js';
+import {
+  chartDir,
+  helmTemplate,
+  helmTemplateFailure,
+  repoRoot,
+  type K8sObject,
+  type RenderOptions,
+} from './helm.js';
 import { activatedProfiles, applyProfiles, type Config } from './skaffold-profiles.js';
 
 /**
@@ -45,6 +52,16 @@ export const brokerCredentials = {
   nats: { auth: { existingSecret: 'sb-nats-users' } },
   redis: { auth: { existingSecret: 'sb-redis-users' } },
 };
+
+/** What an operator's release renders to: the broker credentials, then `values` over them. */
+export function renderWithBrokers(...values: object[]): K8sObject[] {
+  return helmTemplate({ defaults: [brokerCredentials], values });
+}
+
+/** Why the chart refuses an operator's `values` (over the broker credentials). */
+export function refusalWithBrokers(...values: object[]): string {
+  return helmTemplateFailure({ defaults: [brokerCredentials], values });
+}
 
 const everyWorker = Object.fromEntries(workerNames.map((w) => [w, { enabled: true }]));
 const everyComponent = { ...everyWorker, gateway: { enabled: true } };
