@@ -10,6 +10,7 @@ export {
   type StartNatsOptions,
   type StartRedisOptions,
 } from './infra.js';
+export { startPostgres, postgresBinDir, type PostgresHandle, type StartPostgresOptions } from './postgres.js';
 export { startCluster, workerNames, type Cluster, type ClusterOptions } from './cluster.js';
 export { startDnsServer, type DnsServer } from './dns-server.js';
 export {

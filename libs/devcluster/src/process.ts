@@ -51,6 +51,9 @@ export interface ProcessOptions {
    * own `exit` event with nothing else pending.
    */
   keepAlive?: boolean;
+  /** Run as this user and group (a server that refuses root, started by root). */
+  uid?: number;
+  gid?: number;
 }
 
 /** A server process we started: its recent output (for error messages) and ways to stop it. */
@@ -78,6 +81,8 @@ export class ManagedProcess {
       stdio: [options.stdin ?? 'ignore', 'pipe', 'pipe'],
       env: options.env,
       cwd: options.cwd,
+      uid: options.uid,
+      gid: options.gid,
     });
     track(this.child);
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
