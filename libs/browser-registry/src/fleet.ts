@@ -20,6 +20,13 @@ export interface FleetOptions {
   logger: Logger;
   /** A worker whose heartbeat is older than this is treated as gone (default 6 s: 3 heartbeats). */
   staleAfterMs?: number;
+  /**
+   * Called with each session record that is closed or expired, as the watch delivers it: the
+   * bucket's current records first (so a replica that starts late still sees the sessions that
+   * ended within the records' max age), then every change. One session's ended record may come
+   * more than once (rewrites, remember(), every replica): what it starts must be idempotent.
+   */
+  onSessionEnded?: (record: SessionRecord) => void;
 }
 
 export const DEFAULT_STALE_AFTER_MS = 6_000;
@@ -55,6 +62,7 @@ export class BrowserFleet {
     private readonly refusalsKv: KV,
     private readonly staleAfterMs: number,
     private readonly logger: Logger,
+    private readonly onSessionEnded: ((record: SessionRecord) => void) | undefined,
   ) {}
 
   static async open(nc: NatsConnection, options: FleetOptions): Promise<BrowserFleet> {
@@ -71,6 +79,7 @@ export class BrowserFleet {
       refusalsKv,
       options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
       options.logger,
+      options.onSessionEnded,
     );
     fleet.watches.push(
       await watchBucket(workersKv, (e) => fleet.onWorker(e), options.logger, WORKERS_BUCKET),
@@ -254,7 +263,9 @@ export class BrowserFleet {
       return;
     }
     const record = decodeSession(entry.value);
-    if (record) this.keepNewer(record);
+    if (!record) return;
+    this.keepNewer(record);
+    if (record.session.status !== 'active') this.onSessionEnded?.(record);
   }
 
   /** Records can arrive twice (remember() and the watch); the later write wins. */

@@ -360,6 +360,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key's own usage
+         * @description Sums per bucket (UTC edges, empty buckets included), split by meter and by `group_by`. Recorded usage shows here within 5 s.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/api/keys": {
         parameters: {
             query?: never;
@@ -417,6 +437,46 @@ export interface paths {
          * @description The new secret works at once; the old one stops after `grace_seconds`. The key id (and so session ownership) stays. A revoked key cannot be rotated (`400 invalid_request`).
          */
         post: operations["rotateKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Any or all keys' usage
+         * @description As `GET /usage`, for one key (`key_id`) or every key; `group_by` may include `key_id`.
+         */
+        get: operations["adminUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api/keys/{id}/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A key's quotas and what is left
+         * @description The key's effective quotas (its tier's, with its own `quotas` applied) in the current UTC period.
+         */
+        get: operations["getKeyQuotas"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -557,6 +617,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/usage-charts.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The dashboard script's usage charts */
+        get: operations["adminDashboardUsageCharts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/lit-html.js": {
         parameters: {
             query?: never;
@@ -566,6 +643,40 @@ export interface paths {
         };
         /** lit-html, which the dashboard script renders with */
         get: operations["adminDashboardLitHtml"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/uplot.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** uPlot, which the dashboard draws its usage charts with */
+        get: operations["adminDashboardUplot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/uplot.css": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** uPlot's style sheet */
+        get: operations["adminDashboardUplotStyle"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1319,12 +1430,65 @@ export interface components {
             /** @enum {string} */
             status: "closed";
         };
+        /**
+         * @example {
+         *       "object": "usage",
+         *       "start": "2026-11-20T00:00:00Z",
+         *       "end": "2026-11-21T00:00:00Z",
+         *       "bucket": "day",
+         *       "data": [
+         *         {
+         *           "start": "2026-11-20T00:00:00Z",
+         *           "end": "2026-11-21T00:00:00Z",
+         *           "results": [
+         *             {
+         *               "capability": "diffusion",
+         *               "model": "sd-turbo",
+         *               "meter": "images",
+         *               "value": 4
+         *             }
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        UsageReport: {
+            /** @enum {string} */
+            object: "usage";
+            /** Format: date-time */
+            start: string;
+            /** Format: date-time */
+            end: string;
+            /** @enum {string} */
+            bucket: "hour" | "day";
+            /** @description Every bucket, empty ones included, oldest first. */
+            data: components["schemas"]["UsageBucket"][];
+        };
+        UsageBucket: {
+            /** Format: date-time */
+            start: string;
+            /** Format: date-time */
+            end: string;
+            results: components["schemas"]["UsageResult"][];
+        };
+        UsageResult: {
+            /** @description Only when grouped by `key_id`. */
+            key_id?: string;
+            /** @enum {string|null} */
+            capability: "llm" | "whisper" | "diffusion" | "animation" | "browser" | null;
+            model: string | null;
+            meter: components["schemas"]["Meter"];
+            value: number;
+        };
+        /** @enum {string} */
+        Meter: "requests" | "input_tokens" | "output_tokens" | "audio_seconds" | "images" | "megapixel_steps" | "video_seconds" | "video_frames" | "session_seconds" | "captures" | "pdfs" | "scrapes";
         CreatedKey: {
             id: string;
             name: string;
             tier: components["schemas"]["Tier"];
             ip_allowlist: string[];
             rate_limit_per_minute: number | null;
+            quotas: components["schemas"]["KeyQuotas"];
             /** Format: date-time */
             created_at: string;
             /** @description The API key, `sb_<key id>_<secret>`: shown only here. Only a hash of the secret is stored. */
@@ -1335,6 +1499,40 @@ export interface components {
          * @enum {string}
          */
         Tier: "basic" | "professional" | "enterprise";
+        /**
+         * @description The key's own quotas, per meter: a quota replaces the tier's for that meter, `null` removes the tier's.
+         * @example {
+         *       "images": {
+         *         "limit": 100,
+         *         "period": "day"
+         *       },
+         *       "output_tokens": null
+         *     }
+         */
+        KeyQuotas: {
+            requests?: components["schemas"]["Quota"];
+            input_tokens?: components["schemas"]["Quota"];
+            output_tokens?: components["schemas"]["Quota"];
+            audio_seconds?: components["schemas"]["Quota"];
+            images?: components["schemas"]["Quota"];
+            megapixel_steps?: components["schemas"]["Quota"];
+            video_seconds?: components["schemas"]["Quota"];
+            video_frames?: components["schemas"]["Quota"];
+            session_seconds?: components["schemas"]["Quota"];
+            captures?: components["schemas"]["Quota"];
+            pdfs?: components["schemas"]["Quota"];
+            scrapes?: components["schemas"]["Quota"];
+        };
+        Quota: {
+            /** @description The most of the meter the key may use in one period. */
+            limit: number;
+            period: components["schemas"]["QuotaPeriod"];
+        } | null;
+        /**
+         * @description A UTC calendar day or month.
+         * @enum {string}
+         */
+        QuotaPeriod: "day" | "month";
         CreateKeyRequest: {
             /** @description A label for people: no control characters, unpaired surrogates or bidirectional formatting characters. */
             name: string;
@@ -1349,6 +1547,7 @@ export interface components {
              * @default null
              */
             rate_limit_per_minute?: number | null;
+            quotas?: components["schemas"]["KeyQuotas"];
         };
         ApiKeyList: {
             data: components["schemas"]["ApiKey"][];
@@ -1359,6 +1558,7 @@ export interface components {
             tier: components["schemas"]["Tier"];
             ip_allowlist: string[];
             rate_limit_per_minute: number | null;
+            quotas: components["schemas"]["KeyQuotas"];
             /** Format: date-time */
             created_at: string;
             /** @description The start of the key (`sb_<key id>_`), to recognise it. */
@@ -1377,6 +1577,30 @@ export interface components {
             ip_allowlist?: string[];
             /** @description Requests per minute, overriding the tier's; `null` = the tier's limit. */
             rate_limit_per_minute?: number | null;
+            /**
+             * @description Replaces the key's whole `quotas` object (as `ip_allowlist` is replaced); `{}` = the tier's quotas.
+             * @example {
+             *       "images": {
+             *         "limit": 100,
+             *         "period": "day"
+             *       },
+             *       "output_tokens": null
+             *     }
+             */
+            quotas?: {
+                requests?: components["schemas"]["Quota"];
+                input_tokens?: components["schemas"]["Quota"];
+                output_tokens?: components["schemas"]["Quota"];
+                audio_seconds?: components["schemas"]["Quota"];
+                images?: components["schemas"]["Quota"];
+                megapixel_steps?: components["schemas"]["Quota"];
+                video_seconds?: components["schemas"]["Quota"];
+                video_frames?: components["schemas"]["Quota"];
+                session_seconds?: components["schemas"]["Quota"];
+                captures?: components["schemas"]["Quota"];
+                pdfs?: components["schemas"]["Quota"];
+                scrapes?: components["schemas"]["Quota"];
+            };
         };
         RotatedKey: {
             id: string;
@@ -1389,6 +1613,30 @@ export interface components {
              * @default 0
              */
             grace_seconds?: number;
+        };
+        /** @description The key's effective quotas (its tier's with its own applied). */
+        KeyQuotaStateList: {
+            data: components["schemas"]["KeyQuotaState"][];
+        };
+        KeyQuotaState: {
+            meter: components["schemas"]["Meter"];
+            limit: number;
+            period: components["schemas"]["QuotaPeriod"];
+            /**
+             * @description Whether the tier's policy or the key's own quotas set it.
+             * @enum {string}
+             */
+            source: "tier" | "key";
+            /** @description Settled usage in the current period. */
+            used: number;
+            /** @description Held by calls still running. */
+            reserved: number;
+            /** @description limit − used − reserved, never below 0. */
+            remaining: number;
+            /** Format: date-time */
+            period_start: string;
+            /** Format: date-time */
+            period_end: string;
         };
         AdminJobList: {
             /** @description Newest first. */
@@ -1931,7 +2179,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
+            /** @description Too Many Requests: `rate_limited`, `quota_exceeded`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2187,7 +2435,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
+            /** @description Too Many Requests: `rate_limited`, `quota_exceeded`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2334,7 +2582,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
+            /** @description Too Many Requests: `rate_limited`, `quota_exceeded`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2731,7 +2979,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`, `job_limit`. */
+            /** @description Too Many Requests: `rate_limited`, `job_limit`, `quota_exceeded`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3312,7 +3560,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`, `session_limit`. */
+            /** @description Too Many Requests: `rate_limited`, `quota_exceeded`, `session_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3962,7 +4210,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`. */
+            /** @description Too Many Requests: `rate_limited`, `quota_exceeded`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4524,6 +4772,108 @@ export interface operations {
             };
             /** @description Gateway Timeout: `upstream_timeout`. */
             504: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 with an offset; default now − 7 days. Floored to the bucket (UTC). */
+                start?: string;
+                /** @description ISO 8601 with an offset; default now. Ceiled to the bucket (UTC); after start. */
+                end?: string;
+                /** @description Default `day`. At most 1,000 buckets. */
+                bucket?: "hour" | "day";
+                /** @description Comma list of `capability`, `model`, `meter`; default all three. Results are always split by meter. */
+                group_by?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            /** @description Bad Request: `invalid_request`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_not_allowed`. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    /** @description Sent with `rate_limited`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable`. */
+            503: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5126,6 +5476,186 @@ export interface operations {
             };
         };
     };
+    adminUsage: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 with an offset; default now − 7 days. Floored to the bucket (UTC). */
+                start?: string;
+                /** @description ISO 8601 with an offset; default now. Ceiled to the bucket (UTC); after start. */
+                end?: string;
+                /** @description Default `day`. At most 1,000 buckets. */
+                bucket?: "hour" | "day";
+                /** @description One key's usage; default every key. */
+                key_id?: string;
+                /** @description Comma list of `capability`, `model`, `meter`, `key_id`; default `capability,model,meter`. Always split by meter. */
+                group_by?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageReport"];
+                };
+            };
+            /** @description Bad Request: `invalid_request`. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_not_allowed`. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `rate_limited`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getKeyQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The API key id (the `<key id>` part of `sb_<key id>_<secret>`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The quotas. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyQuotaStateList"];
+                };
+            };
+            /** @description Unauthorized: `unauthorized`. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden: `ip_not_allowed`. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found: `not_found`. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too Many Requests: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Sent with `rate_limited`. */
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal Server Error: `internal`. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service Unavailable: `unavailable`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listAllJobs: {
         parameters: {
             query?: {
@@ -5610,6 +6140,49 @@ export interface operations {
             };
         };
     };
+    adminDashboardUsageCharts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Precondition Failed: `invalid_request`, for an `If-Match` or `If-Unmodified-Since` the file does not meet. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `bytes *\/<size of the file>`. */
+                    "Content-Range": components["headers"]["Content-Range"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     adminDashboardLitHtml: {
         parameters: {
             query?: never;
@@ -5627,6 +6200,92 @@ export interface operations {
                 };
                 content: {
                     "text/javascript": string;
+                };
+            };
+            /** @description Precondition Failed: `invalid_request`, for an `If-Match` or `If-Unmodified-Since` the file does not meet. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `bytes *\/<size of the file>`. */
+                    "Content-Range": components["headers"]["Content-Range"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminDashboardUplot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Precondition Failed: `invalid_request`, for an `If-Match` or `If-Unmodified-Since` the file does not meet. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Range Not Satisfiable: `invalid_request`, for a `Range` that selects no byte of the file (it starts past the end). */
+            416: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `bytes *\/<size of the file>`. */
+                    "Content-Range": components["headers"]["Content-Range"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminDashboardUplotStyle: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/css": string;
                 };
             };
             /** @description Precondition Failed: `invalid_request`, for an `If-Match` or `If-Unmodified-Since` the file does not meet. */
@@ -6168,7 +6827,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
+            /** @description Too Many Requests: `rate_limited`, `quota_exceeded`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6321,7 +6980,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
+            /** @description Too Many Requests: `rate_limited`, `quota_exceeded`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6468,7 +7127,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
+            /** @description Too Many Requests: `rate_limited`, `quota_exceeded`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6618,7 +7277,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`, `concurrency_limit`. */
+            /** @description Too Many Requests: `rate_limited`, `quota_exceeded`, `concurrency_limit`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6878,7 +7537,7 @@ export interface operations {
                     "application/json": components["schemas"]["OpenAiError"];
                 };
             };
-            /** @description Too Many Requests: `rate_limited`, `job_limit`. */
+            /** @description Too Many Requests: `rate_limited`, `job_limit`, `quota_exceeded`. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -18,6 +18,7 @@ export { newJobId, isJobId } from './ids.js';
 export {
   jobStatuses,
   isFinished,
+  decodeRecord,
   type JobStatus,
   type JobRecord,
   type JobParams,

@@ -1,5 +1,6 @@
 /** The stored shape of a key (JSON in NATS KV, one entry per key id). */
 
+import { parseQuotas, type QuotaOverrides } from '@switchboard/usage';
 import { tiers, type Tier } from './tiers.js';
 
 export type KeyStatus = 'active' | 'revoked';
@@ -28,6 +29,8 @@ export interface KeyRecord {
   status: KeyStatus;
   prefix: string;
   secrets: StoredSecret[];
+  /** The key's own quotas over its tier's (null = the tier's quota removed); absent on older records. */
+  quotas?: QuotaOverrides;
 }
 
 /** What admin responses show: never hashes. */
@@ -41,6 +44,8 @@ export interface PublicKeyView {
   prefix: string;
   last_used_at: string | null;
   status: KeyStatus;
+  /** The key's own quota overrides ({} when it has none). */
+  quotas: QuotaOverrides;
 }
 
 /** The fields of a view; KeyStore.publicView() is the one way to get a view, with the last use. */
@@ -55,6 +60,7 @@ export function viewFields(record: KeyRecord, lastUsedAt: string | null): Public
     prefix: record.prefix,
     last_used_at: lastUsedAt,
     status: record.status,
+    quotas: { ...record.quotas },
   };
 }
 
@@ -69,6 +75,15 @@ function isStoredSecret(value: unknown): value is StoredSecret {
     HASH_PATTERN.test(s['hash']) &&
     (s['expires_at'] === null || typeof s['expires_at'] === 'string')
   );
+}
+
+function isQuotaOverrides(value: unknown): boolean {
+  try {
+    parseQuotas(value, 'quotas', true);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function isStringArray(value: unknown): value is string[] {
@@ -93,6 +108,7 @@ export function isKeyRecord(value: unknown): value is KeyRecord {
     (r['status'] === 'active' || r['status'] === 'revoked') &&
     typeof r['prefix'] === 'string' &&
     Array.isArray(r['secrets']) &&
-    r['secrets'].every(isStoredSecret)
+    r['secrets'].every(isStoredSecret) &&
+    (r['quotas'] === undefined || isQuotaOverrides(r['quotas']))
   );
 }

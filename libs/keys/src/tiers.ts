@@ -3,6 +3,8 @@
  * order, and each tier's default limits. The gateway's config (TIER_POLICIES overrides), its OpenAPI document and the
  * admin dashboard all read these.
  */
+import type { Quotas } from '@switchboard/usage';
+
 export const tiers = ['basic', 'professional', 'enterprise'] as const;
 export type Tier = (typeof tiers)[number];
 
@@ -16,6 +18,8 @@ export interface TierPolicy {
   animation_jobs: number;
   /** Calls running or waiting at once to one capability (llm, whisper, diffusion), cluster-wide. */
   model_calls: number;
+  /** Usage caps per meter over a UTC day or month; a key's own `quotas` override them meter by meter. */
+  quotas: Quotas;
 }
 
 export type TierPolicies = Readonly<Record<Tier, Readonly<TierPolicy>>>;
@@ -29,6 +33,7 @@ export const defaultTierPolicies: TierPolicies = Object.freeze({
     upload_limit_bytes: 25 * MB,
     animation_jobs: 0,
     model_calls: 2,
+    quotas: Object.freeze({}),
   }),
   professional: Object.freeze({
     requests_per_minute: 600,
@@ -36,6 +41,7 @@ export const defaultTierPolicies: TierPolicies = Object.freeze({
     upload_limit_bytes: 100 * MB,
     animation_jobs: 2,
     model_calls: 8,
+    quotas: Object.freeze({}),
   }),
   enterprise: Object.freeze({
     requests_per_minute: 6000,
@@ -43,6 +49,7 @@ export const defaultTierPolicies: TierPolicies = Object.freeze({
     upload_limit_bytes: 500 * MB,
     animation_jobs: 10,
     model_calls: 32,
+    quotas: Object.freeze({}),
   }),
 });
 

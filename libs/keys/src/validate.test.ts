@@ -48,6 +48,7 @@ test('create validation names the field at fault', () => {
     tier: 'basic',
     ip_allowlist: [],
     rate_limit_per_minute: null,
+    quotas: {},
   });
   assert.equal(
     paramOf(() => validateCreate({ name: '', tier: 'basic' })),

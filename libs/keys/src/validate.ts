@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { SwitchboardError } from '@switchboard/errors';
+import { parseQuotas, QuotaShapeError, type QuotaOverrides } from '@switchboard/usage';
 import { tiers, type Tier } from './tiers.js';
 
 /** Input checks for the admin operations; each failure names the field (the error body's `param`). */
@@ -98,11 +99,26 @@ export function validateAllowlist(value: unknown): string[] {
   return out;
 }
 
+/**
+ * A key's quota overrides: meter → {limit, period} or null (removes the tier's quota). The
+ * error names the field at fault (`quotas.images.limit`); JSON bodies cannot reach the
+ * prototype, and a "__proto__" key is refused as an unknown meter.
+ */
+function validateQuotas(value: unknown): QuotaOverrides {
+  try {
+    return parseQuotas(value, 'quotas', true);
+  } catch (error) {
+    if (error instanceof QuotaShapeError) throw invalid(error.param, error.message);
+    throw error;
+  }
+}
+
 export interface KeyFields {
   name: string;
   tier: Tier;
   ip_allowlist: string[];
   rate_limit_per_minute: number | null;
+  quotas: QuotaOverrides;
 }
 
 export interface CreateKeyInput {
@@ -110,6 +126,7 @@ export interface CreateKeyInput {
   tier: Tier;
   ip_allowlist?: string[];
   rate_limit_per_minute?: number | null;
+  quotas?: QuotaOverrides;
 }
 
 export type KeyPatch = Partial<KeyFields>;
@@ -130,6 +147,7 @@ export function validateCreate(input: CreateKeyInput): KeyFields {
     ip_allowlist: raw['ip_allowlist'] === undefined ? [] : validateAllowlist(raw['ip_allowlist']),
     rate_limit_per_minute:
       raw['rate_limit_per_minute'] === undefined ? null : validateRateLimit(raw['rate_limit_per_minute']),
+    quotas: raw['quotas'] === undefined ? {} : validateQuotas(raw['quotas']),
   };
 }
 
@@ -142,5 +160,7 @@ export function validatePatch(patch: KeyPatch): KeyPatch {
   if (raw['ip_allowlist'] !== undefined) out.ip_allowlist = validateAllowlist(raw['ip_allowlist']);
   if (raw['rate_limit_per_minute'] !== undefined)
     out.rate_limit_per_minute = validateRateLimit(raw['rate_limit_per_minute']);
+  // Replaces the key's whole quotas object, as ip_allowlist is replaced whole.
+  if (raw['quotas'] !== undefined) out.quotas = validateQuotas(raw['quotas']);
   return out;
 }

@@ -14,6 +14,7 @@ import {
 import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import { z } from 'zod';
+import { parseQuotas, QuotaShapeError, type Quotas } from '@switchboard/usage';
 import { jobEnvFields, jobSettings } from '@switchboard/jobs';
 import {
   defaultTierPolicies,
@@ -23,13 +24,25 @@ import {
   type TierPolicy,
 } from '@switchboard/keys';
 
+/** A tier's quotas, checked by the same rules as a key's (no null: a tier has nothing to remove). */
+const tierQuotas = z.unknown().transform((value, ctx): Quotas => {
+  try {
+    return parseQuotas(value, 'quotas', false);
+  } catch (error) {
+    if (!(error instanceof QuotaShapeError)) throw error;
+    ctx.addIssue({ code: 'custom', message: error.message });
+    return z.NEVER;
+  }
+});
+
 const tierPolicy = z.object({
   requests_per_minute: z.number().int().positive(),
   browser_sessions: z.number().int().min(0),
   upload_limit_bytes: z.number().int().positive(),
   animation_jobs: z.number().int().min(0),
   model_calls: z.number().int().positive(),
-}) satisfies z.ZodType<TierPolicy>;
+  quotas: tierQuotas,
+});
 
 const MB = 1_000_000;
 
@@ -37,7 +50,7 @@ const tierOverrides = z
   .object(
     Object.fromEntries(tiers.map((t) => [t, tierPolicy.partial().optional()])) as Record<
       Tier,
-      z.ZodOptional<z.ZodObject<{ [K in keyof TierPolicy]: z.ZodOptional<z.ZodNumber> }>>
+      z.ZodOptional<ReturnType<typeof tierPolicy.partial>>
     >,
   )
   .strict()
@@ -85,6 +98,11 @@ const schema = z
     REDIS_URL: env
       .url(['redis', 'rediss'], 'redis://127.0.0.1:6379')
       .describe('Redis holding the rate-limit counters shared by gateway replicas.'),
+    USAGE_DATABASE_URL: env
+      .url(['postgres', 'postgresql'], 'postgresql://127.0.0.1:5432/switchboard')
+      .describe(
+        'PostgreSQL holding usage records, their rollups and quota reservations, shared by every gateway replica (credentials in the URL; give it as `USAGE_DATABASE_URL_FILE` in a cluster).',
+      ),
     ...natsCredentialEnvFields,
     ...redisCredentialEnvFields,
     KEYS_BUCKET: z
@@ -221,6 +239,7 @@ const schema = z
     trustedProxies: e.TRUSTED_PROXIES,
     natsUrl: e.NATS_URL,
     redisUrl: e.REDIS_URL,
+    usageDatabaseUrl: e.USAGE_DATABASE_URL,
     natsCredentials: natsCredentialsFrom(e),
     redisCredentials: redisCredentialsFrom(e),
     keysBucket: e.KEYS_BUCKET,

@@ -8,6 +8,7 @@ import { EventPublisher } from '@switchboard/events';
 import { JobBoard } from '@switchboard/jobs';
 import { KeyStore } from '@switchboard/keys';
 import { createObjectStore } from '@switchboard/objectstore';
+import { openUsageStore } from '@switchboard/usage';
 import { createConcurrencyLimiter, createRateLimiter, createRedisClient } from '@switchboard/ratelimit';
 import {
   createRegistry,
@@ -26,6 +27,9 @@ import { acceptTraceContextFromTrustedProxies } from './http/trace-headers.js';
 import { routeUpgrades } from './http/upgrades.js';
 import { registerKeyStoreAge } from './ops/key-store-age.js';
 import { createGatewayMetrics } from './ops/metrics.js';
+import { JobUsage } from './usage/job-usage.js';
+import { meteringOf } from './usage/metering-of.js';
+import { SessionUsage } from './usage/session-usage.js';
 import { NatsLiveness } from './ops/nats-liveness.js';
 import { createApp } from './server.js';
 
@@ -104,12 +108,24 @@ async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollbac
     logger,
   });
   onRollback(() => callPlaces.close());
-  const fleet = await BrowserFleet.open(nats, { logger });
-  onRollback(() => fleet.close());
+  const usage = await openUsageStore({ url: config.usageDatabaseUrl, logger });
+  onRollback(() => usage.close());
   const events = new EventPublisher(nats, logger);
+  // The routes reach the same Metering through meteringOf(deps): one retry queue per gateway.
+  const metering = meteringOf({ usage, events, metrics, logger, keys, config });
+  onRollback(() => metering.close());
+  const sessionUsage = new SessionUsage(metering, logger);
+  onRollback(() => sessionUsage.close());
+  // Ended sessions are recorded from the registry's records, those it still holds at start included.
+  const fleet = await BrowserFleet.open(nats, { logger, onSessionEnded: sessionUsage.ended });
+  onRollback(() => fleet.close());
+  sessionUsage.watchForLostWorkers(fleet);
   // Creates the job stream, its consumers and buckets when absent: jobs are accepted (and KEDA
   // sees them pending) before any animation worker has ever started.
   const board = await JobBoard.open(nats, { ...config.jobs, events });
+  const jobUsage = new JobUsage(metering, logger);
+  await jobUsage.start(board);
+  onRollback(() => jobUsage.close());
   const clients = createWorkerClients(
     config.workers,
     { address: config.animationAddress, board },
@@ -144,6 +160,7 @@ async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollbac
     events,
     metrics,
     objects,
+    usage,
     nats: natsLiveness,
     live,
     readiness: {
@@ -207,6 +224,10 @@ async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollbac
     live.close();
     clients.close();
     fleet.close();
+    jobUsage.close();
+    sessionUsage.close();
+    metering.close();
+    await usage.close();
     await keys.close();
     await drainNats(nats);
     limiter.close();

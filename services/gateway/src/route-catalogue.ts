@@ -20,6 +20,7 @@ import { listModelsRoute } from './routes/models.js';
 import { queryRoute } from './routes/query.js';
 import { getBrowserScreenshotRoute, getImageRoute, videoFileRoutes } from './routes/stored-files.js';
 import { transcribeRoute } from './routes/transcribe.js';
+import { getUsageRoute } from './routes/usage.js';
 
 /** Probes: before every other check, the cluster allowlist included. */
 export { probeRoutes };
@@ -42,6 +43,7 @@ export const apiKeyRoutes: readonly Route[] = [
   ...browserRoutes,
   browserSessionDevtoolsRoute,
   getBrowserScreenshotRoute,
+  getUsageRoute,
   ...openAiModelRoutes,
   openAiCompletionRoute,
   openAiChatCompletionRoute,

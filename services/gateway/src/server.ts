@@ -4,6 +4,7 @@ import type { KeyStore } from '@switchboard/keys';
 import type { ObjectStore } from '@switchboard/objectstore';
 import type { ConcurrencyLimiter, RateLimiter } from '@switchboard/ratelimit';
 import type { Logger } from '@switchboard/telemetry';
+import type { UsageStore } from '@switchboard/usage';
 import { AccessCheck } from './auth/access.js';
 import { AuthFailureGuard, authenticate } from './auth/authenticate.js';
 import type { LiveRequests } from './auth/live-requests.js';
@@ -45,6 +46,8 @@ export interface GatewayDeps {
   live: LiveRequests;
   /** Screenshots, generated images and videos, written by the workers. */
   objects: ObjectStore;
+  /** Usage records and quota reservations, shared by every replica. */
+  usage: UsageStore;
 }
 
 /**

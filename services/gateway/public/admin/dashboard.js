@@ -1,14 +1,23 @@
-/* global document, window, navigator, sessionStorage, fetch, setInterval, clearInterval, FormData */
+/* global document, window, navigator, sessionStorage, fetch, setInterval, clearInterval, FormData, URLSearchParams */
 // The admin dashboard (GET /admin). It holds no data: it asks for the admin token, keeps it in
 // this tab's sessionStorage only, and sends it on its own calls to /admin/api. The page is drawn
 // with lit-html templates from the state below: every value lands in the page as text or as a
 // property, never parsed as HTML. A new key's secret lives in memory until "Done", sign-out or a
 // reload: it is shown once.
 import { html, nothing, render } from './lit-html.js';
+import { amount, bucketLabel, drawUsageChart, usageSeries } from './usage-charts.js';
 
 const TOKEN_KEY = 'switchboard.adminToken';
 const STATUS_EVERY_MS = 5000;
 const LIMIT_HELP = 'The rate limit must be a whole number of at least 1, or empty for the tier default.';
+const QUOTA_HELP = 'needs a limit (a number), or choose "no quota".';
+/** The usage card's time ranges: the last `count` buckets, the current one included. */
+const RANGES = {
+  '24h': { label: 'last 24 hours, hourly', bucket: 'hour', count: 24 },
+  '7d': { label: 'last 7 days, daily', bucket: 'day', count: 7 },
+  '30d': { label: 'last 30 days, daily', bucket: 'day', count: 30 },
+  '90d': { label: 'last 90 days, daily', bucket: 'day', count: 90 },
+};
 
 const state = {
   token: null,
@@ -27,6 +36,17 @@ const state = {
   statusUpdated: '',
   /** The tier names in rank order, read from the gateway's own OpenAPI document (one definition). */
   tiers: [],
+  /** The meter names in catalogue order, from the same document. */
+  meters: [],
+  /** The create form's quota rows: [{ meter, mode: 'limit' | 'none', limit, period }]. */
+  newQuotas: [],
+  /**
+   * The usage card of one key: { keyId, range, loading, error, seq, times, meters, bucket,
+   * charts: [{ meter, element, plot }] } (see usage-charts.js for times and meters).
+   */
+  usage: null,
+  /** Per key id, its quotas in force and what is left: { data, error } (GET …/keys/{id}/quotas). */
+  quotaStatus: new Map(),
 };
 let statusTimer = null;
 let statusBusy = false;
@@ -115,13 +135,16 @@ function failed(error) {
 }
 
 // --- sign-in -----------------------------------------------------------------------------------
-async function loadTiers() {
+/** The tier and meter names, from the gateway's OpenAPI document: the page keeps no list of its own. */
+async function loadCatalogue() {
   try {
     const res = await fetch('/openapi.json');
-    state.tiers = (await res.json()).components.schemas.Tier.enum;
+    const schemas = (await res.json()).components.schemas;
+    state.tiers = schemas.Tier.enum;
+    state.meters = schemas.Meter.enum;
   } catch {
     state.notice = {
-      text: 'Could not read the tier names from /openapi.json; reload the page.',
+      text: 'Could not read the tier and meter names from /openapi.json; reload the page.',
       kind: 'error',
     };
   }
@@ -159,6 +182,8 @@ function signOut(why) {
   }
   if (statusTimer !== null) clearInterval(statusTimer);
   statusTimer = null;
+  if (state.usage) destroyCharts(state.usage);
+  state.quotaStatus.clear();
   Object.assign(state, {
     token: null,
     signedIn: false,
@@ -170,6 +195,8 @@ function signOut(why) {
     status: null,
     statusError: '',
     statusUpdated: '',
+    newQuotas: [],
+    usage: null,
   });
   update();
 }
@@ -233,14 +260,18 @@ async function createKey(event) {
   const fields = new FormData(form);
   const limit = parseLimit(fields.get('rate_limit_per_minute'));
   if (limit === undefined) return notice(LIMIT_HELP);
+  const quotas = quotasFromRows(state.newQuotas);
+  if (quotas === undefined) return;
   const body = { name: String(fields.get('name')).trim(), tier: fields.get('tier') };
   const allow = parseAllowlist(fields.get('ip_allowlist'));
   if (allow.length) body.ip_allowlist = allow;
   if (limit !== null) body.rate_limit_per_minute = limit;
+  if (Object.keys(quotas).length) body.quotas = quotas;
   try {
     const created = await api('POST', '/admin/api/keys', body);
     state.notice = null;
     form.reset();
+    state.newQuotas = [];
     showSecret(`New API key for "${created.name}" (${created.tier})`, created.key);
     await loadKeys();
   } catch (error) {
@@ -252,10 +283,11 @@ function startEdit(key) {
   // A fresh form for every "Edit", filled from the key as it is now.
   state.editing = null;
   update();
-  state.editing = { ...key };
+  state.editing = { ...key, quotaRows: quotaRows(key.quotas) };
   update();
   const card = document.getElementById('edit-card');
   if (card) card.scrollIntoView();
+  void loadQuotaStatus(key.id);
 }
 function cancelEdit() {
   state.editing = null;
@@ -268,17 +300,21 @@ async function saveEdit(event) {
   const fields = new FormData(event.currentTarget);
   const limit = parseLimit(fields.get('rate_limit_per_minute'));
   if (limit === undefined) return notice(LIMIT_HELP);
+  const quotas = quotasFromRows(editing.quotaRows);
+  if (quotas === undefined) return;
   const patch = {
     name: String(fields.get('name')).trim(),
     tier: fields.get('tier'),
     ip_allowlist: parseAllowlist(fields.get('ip_allowlist')),
     rate_limit_per_minute: limit,
+    // The key's whole set of quotas: the rows left out go back to the tier's.
+    quotas,
   };
   try {
     const key = await api('PATCH', `/admin/api/keys/${encodeURIComponent(editing.id)}`, patch);
     state.editing = null;
     notice(`Saved "${key.name}".`, 'info');
-    await loadKeys();
+    await Promise.all([loadKeys(), loadQuotaStatus(key.id)]);
   } catch (error) {
     failed(error);
   }
@@ -317,6 +353,175 @@ async function revoke(id) {
     await loadKeys();
   } catch (error) {
     failed(error);
+  }
+}
+
+// --- quotas ------------------------------------------------------------------------------------
+function meterRank(meter) {
+  const at = state.meters.indexOf(meter);
+  return at === -1 ? state.meters.length : at;
+}
+/** A key's own quotas as editable rows, in catalogue order. */
+function quotaRows(quotas) {
+  return Object.entries(quotas || {})
+    .sort(([a], [b]) => meterRank(a) - meterRank(b))
+    .map(([meter, quota]) =>
+      quota === null
+        ? { meter, mode: 'none', limit: '', period: 'day' }
+        : { meter, mode: 'limit', limit: String(quota.limit), period: quota.period },
+    );
+}
+/**
+ * The key's own `quotas` object from its rows; undefined (with a notice) when a row cannot be sent.
+ * What a limit may be is the API's to say (its refusal is shown like any other).
+ */
+function quotasFromRows(rows) {
+  const entries = [];
+  for (const row of rows) {
+    if (entries.some(([meter]) => meter === row.meter)) {
+      notice(`${row.meter} has two quota rows: keep one.`);
+      return undefined;
+    }
+    if (row.mode === 'none') {
+      entries.push([row.meter, null]);
+      continue;
+    }
+    const text = String(row.limit).trim();
+    const limit = Number(text);
+    if (text === '' || !Number.isFinite(limit)) {
+      notice(`The ${row.meter} quota ${QUOTA_HELP}`);
+      return undefined;
+    }
+    entries.push([row.meter, { limit, period: row.period }]);
+  }
+  return Object.fromEntries(entries);
+}
+function addQuotaRow(rows) {
+  const taken = new Set(rows.map((row) => row.meter));
+  const meter = state.meters.find((m) => !taken.has(m)) ?? state.meters[0];
+  rows.push({ meter, mode: 'limit', limit: '', period: 'day' });
+  update();
+}
+function removeQuotaRow(rows, row) {
+  // Drawn again from scratch: a select the person changed keeps its choice across a re-render.
+  const kept = rows.filter((r) => r !== row);
+  rows.length = 0;
+  update();
+  rows.push(...kept);
+  update();
+}
+function setQuotaField(row, field, value) {
+  row[field] = value;
+  update();
+}
+
+async function loadQuotaStatus(id) {
+  try {
+    const body = await api('GET', `/admin/api/keys/${encodeURIComponent(id)}/quotas`);
+    state.quotaStatus.set(id, { data: (body && body.data) || [], error: '' });
+  } catch (error) {
+    if (error && error.status === 401) return failed(error);
+    state.quotaStatus.set(id, { data: [], error: `Quotas unavailable: ${message(error)}` });
+  }
+  update();
+}
+
+// --- usage -------------------------------------------------------------------------------------
+/** The range's query: whole UTC buckets, the oldest `count - 1` before the current one. */
+function rangeQuery(range, now = new Date()) {
+  const { bucket, count } = RANGES[range];
+  const step = bucket === 'hour' ? 3_600_000 : 86_400_000;
+  const current = Math.floor(now.getTime() / step) * step;
+  return {
+    start: new Date(current - (count - 1) * step).toISOString(),
+    end: now.toISOString(),
+    bucket,
+  };
+}
+
+function destroyCharts(usage) {
+  for (const chart of usage.charts) chart.plot?.destroy();
+  usage.charts = [];
+}
+
+async function openUsage(key) {
+  if (state.usage) destroyCharts(state.usage);
+  state.usage = {
+    keyId: key.id,
+    range: state.usage ? state.usage.range : '7d',
+    loading: true,
+    error: '',
+    seq: 0,
+    times: [],
+    meters: [],
+    bucket: 'day',
+    charts: [],
+  };
+  update();
+  const card = document.getElementById('usage-card');
+  if (card) card.scrollIntoView();
+  await Promise.all([loadUsage(), loadQuotaStatus(key.id)]);
+}
+function closeUsage() {
+  if (state.usage) destroyCharts(state.usage);
+  state.usage = null;
+  update();
+}
+function chooseRange(event) {
+  if (!state.usage) return;
+  state.usage.range = event.currentTarget.value;
+  void loadUsage();
+}
+
+async function loadUsage() {
+  const usage = state.usage;
+  if (!usage) return;
+  const seq = ++usage.seq;
+  const { start, end, bucket } = rangeQuery(usage.range);
+  const query = new URLSearchParams({
+    key_id: usage.keyId,
+    start,
+    end,
+    bucket,
+    group_by: 'capability,model,meter',
+  });
+  usage.loading = true;
+  update();
+  try {
+    const report = await api('GET', `/admin/api/usage?${query}`);
+    // Closed, or another key or range asked for since: that answer wins.
+    if (state.usage !== usage || usage.seq !== seq) return;
+    showUsage(usage, report);
+  } catch (error) {
+    if (state.usage !== usage || usage.seq !== seq) return;
+    if (error && error.status === 401) return failed(error);
+    destroyCharts(usage);
+    Object.assign(usage, { loading: false, error: `Usage unavailable: ${message(error)}`, meters: [] });
+    update();
+  }
+}
+
+/** Draws the report: the card's chart elements must be in the page before uPlot measures them. */
+function showUsage(usage, report) {
+  destroyCharts(usage);
+  const { times, meters } = usageSeries(report, state.meters);
+  Object.assign(usage, { loading: false, error: '', times, meters, bucket: report.bucket });
+  usage.charts = meters.map((meter) => {
+    const element = document.createElement('div');
+    element.className = 'chart-plot';
+    return { meter, element, plot: null };
+  });
+  update();
+  for (const chart of usage.charts) {
+    chart.plot = drawUsageChart(chart.element, times, chart.meter, report.bucket);
+  }
+}
+
+function resizeCharts() {
+  if (!state.usage) return;
+  for (const chart of state.usage.charts) {
+    if (chart.plot)
+      chart.plot.setSize({ width: Math.max(320, chart.element.clientWidth), height: chart.plot.height });
   }
 }
 
@@ -433,6 +638,18 @@ function secretView(secret) {
   </section>`;
 }
 
+/** A key's own quotas in a few words; the tier's apply where it has none. */
+function ownQuotas(key) {
+  const rows = quotaRows(key.quotas);
+  if (!rows.length) return html`<span class="muted">tier's</span>`;
+  return rows.map(
+    (row) =>
+      html`<div class="small">
+        ${row.mode === 'none' ? `${row.meter}: none` : `${row.meter} ${amount(Number(row.limit))} / ${row.period}`}
+      </div>`,
+  );
+}
+
 function keyRow(key) {
   const active = key.status === 'active';
   const allow = key.ip_allowlist && key.ip_allowlist.length ? key.ip_allowlist.join(', ') : 'everyone';
@@ -446,10 +663,12 @@ function keyRow(key) {
     <td>${key.tier}</td>
     <td class=${allow === 'everyone' ? 'muted' : 'mono small'}>${allow}</td>
     <td>${limit}</td>
+    <td>${ownQuotas(key)}</td>
     <td class="small">${when(key.created_at)}</td>
     <td class="small">${key.last_used_at ? when(key.last_used_at) : 'never'}</td>
     <td>${badge(key.status, active ? 's-ok' : 's-bad')}</td>
     <td class="actions">
+      <button type="button" @click=${() => openUsage(key)}>Usage</button>
       <button type="button" ?disabled=${!active} @click=${() => startEdit(key)}>Edit</button>
       <button type="button" ?disabled=${!active} @click=${() => rotate(key.id)}>Rotate</button>
       <button type="button" class="danger" ?disabled=${!active} @click=${() => revoke(key.id)}>Revoke</button>
@@ -471,6 +690,7 @@ function keysView() {
         >Requests / minute (empty = tier default)
         <input name="rate_limit_per_minute" class="narrow" type="number" min="1" step="1"
       /></label>
+      ${quotaEditor(state.newQuotas)}
       <button class="primary" type="submit">Create key</button>
       <button type="button" @click=${loadKeys}>Refresh</button>
     </form>
@@ -483,6 +703,7 @@ function keysView() {
           <th>tier</th>
           <th>IP allowlist</th>
           <th>limit / min</th>
+          <th>own quotas</th>
           <th>created</th>
           <th>last used</th>
           <th>status</th>
@@ -494,7 +715,7 @@ function keysView() {
           state.keys.length
             ? state.keys.map(keyRow)
             : html`<tr>
-                <td class="muted" colspan="9">No keys yet.</td>
+                <td class="muted" colspan="10">No keys yet.</td>
               </tr>`
         }
       </tbody>
@@ -517,11 +738,191 @@ function editView(key) {
         >Requests / minute (empty = tier default)
         <input name="rate_limit_per_minute" class="narrow" type="number" min="1" step="1" .value=${limit}
       /></label>
+      ${quotaEditor(key.quotaRows)}
       <button class="primary" type="submit">Save</button>
       <button type="button" @click=${() => rotate(key.id)}>Rotate…</button>
       <button type="button" @click=${cancelEdit}>Cancel</button>
     </form>
+    <h3>Quotas in force <span class="muted small">(as saved)</span></h3>
+    ${quotaStatusView(key.id)}
   </section>`;
+}
+
+/** Rows of a key's own quotas, edited in place; the form that holds them sends them. */
+function quotaEditor(rows) {
+  return html`<fieldset class="quotas">
+    <legend>
+      Quotas of this key: each replaces the tier's for its meter; the other meters follow the tier.
+    </legend>
+    ${
+      rows.length
+        ? html`<table class="quota-editor">
+            <tbody>
+              ${rows.map((row) => quotaRowView(rows, row))}
+            </tbody>
+          </table>`
+        : html`<p class="muted small">None: the tier's quotas apply.</p>`
+    }
+    <button type="button" ?disabled=${!state.meters.length} @click=${() => addQuotaRow(rows)}>
+      Add quota
+    </button>
+  </fieldset>`;
+}
+
+function quotaRowView(rows, row) {
+  const none = row.mode === 'none';
+  return html`<tr class="quota-row">
+    <td>
+      <select aria-label="Quota meter" @change=${(e) => setQuotaField(row, 'meter', e.currentTarget.value)}>
+        ${state.meters.map((m) => html`<option value=${m} ?selected=${m === row.meter}>${m}</option>`)}
+      </select>
+    </td>
+    <td>
+      <select aria-label="Quota kind" @change=${(e) => setQuotaField(row, 'mode', e.currentTarget.value)}>
+        <option value="limit" ?selected=${!none}>limit</option>
+        <option value="none" ?selected=${none}>no quota (lifts the tier's)</option>
+      </select>
+    </td>
+    <td>
+      <input
+        aria-label="Quota limit"
+        class="narrow"
+        type="number"
+        step="any"
+        ?disabled=${none}
+        .value=${row.limit}
+        @input=${(e) => {
+          row.limit = e.currentTarget.value;
+        }}
+      />
+    </td>
+    <td>
+      <select
+        aria-label="Quota period"
+        ?disabled=${none}
+        @change=${(e) => setQuotaField(row, 'period', e.currentTarget.value)}
+      >
+        <option value="day" ?selected=${row.period === 'day'}>per UTC day</option>
+        <option value="month" ?selected=${row.period === 'month'}>per UTC month</option>
+      </select>
+    </td>
+    <td><button type="button" @click=${() => removeQuotaRow(rows, row)}>Reset to tier</button></td>
+  </tr>`;
+}
+
+/** The quotas that bind a key now, with what is used, held by calls in flight, and left. */
+function quotaStatusView(keyId) {
+  const status = state.quotaStatus.get(keyId);
+  if (!status) return html`<p class="muted">Loading…</p>`;
+  if (status.error) return unavailable(status.error);
+  return table(
+    ['meter', 'source', 'period', 'limit', 'used', 'reserved', 'left', '', 'resets'],
+    status.data.map(quotaStatusRow),
+  );
+}
+
+function quotaStatusRow(quota) {
+  const spent = quota.used + quota.reserved;
+  // A zero limit is spent from the start: the bar is full.
+  const max = quota.limit > 0 ? quota.limit : 1;
+  const value = quota.limit > 0 ? Math.min(spent, max) : 1;
+  const figure = (field) =>
+    html`<td class=${field} data-value=${String(quota[field])}>${amount(quota[field])}</td>`;
+  return html`<tr class="quota" data-meter=${quota.meter}>
+    <td>${quota.meter}</td>
+    <td>${badge(quota.source, quota.source === 'key' ? 's-warn' : 's-idle')}</td>
+    <td>${quota.period}</td>
+    ${figure('limit')} ${figure('used')} ${figure('reserved')} ${figure('remaining')}
+    <td>
+      <meter
+        aria-label=${`${quota.meter}: used of the limit`}
+        min="0"
+        max=${String(max)}
+        high=${String(max * 0.8)}
+        optimum="0"
+        .value=${value}
+      ></meter>
+    </td>
+    <td class="small">${when(quota.period_end)}</td>
+  </tr>`;
+}
+
+function usageView(usage) {
+  const key = state.keys.find((k) => k.id === usage.keyId);
+  return html`<section id="usage-card" class="card">
+    <h2>
+      Usage of ${key ? html`"${key.name}"` : nothing} <code>${usage.keyId}</code>
+      <button type="button" @click=${closeUsage}>Close usage</button>
+    </h2>
+    <div class="row">
+      <label
+        >Range
+        <select name="range" @change=${chooseRange}>
+          ${Object.entries(RANGES).map(
+            ([value, range]) =>
+              html`<option value=${value} ?selected=${value === usage.range}>${range.label}</option>`,
+          )}
+        </select></label
+      >
+      <button type="button" @click=${() => Promise.all([loadUsage(), loadQuotaStatus(usage.keyId)])}>
+        Reload usage
+      </button>
+      <span class="muted small">${usage.loading ? 'Loading…' : 'Buckets in UTC.'}</span>
+    </div>
+    <h3>Quotas</h3>
+    ${quotaStatusView(usage.keyId)}
+    <h3>Totals</h3>
+    ${usage.error ? unavailable(usage.error) : usageTotals(usage)}
+    <h3>Over time</h3>
+    ${
+      usage.charts.length
+        ? usage.charts.map((chart) => chartView(usage, chart))
+        : html`<p class="muted">${usage.loading ? 'Loading…' : 'No usage in this range.'}</p>`
+    }
+  </section>`;
+}
+
+function usageTotals(usage) {
+  return table(
+    ['meter', 'capability', 'model', 'total'],
+    usage.meters.flatMap((meter) =>
+      meter.series.map(
+        (series) =>
+          html`<tr class="usage-total" data-meter=${meter.meter}>
+            <td>${meter.meter}</td>
+            <td>${series.capability}</td>
+            <td>${series.model || '—'}</td>
+            <td class="total" data-value=${String(series.total)}>${amount(series.total)}</td>
+          </tr>`,
+      ),
+    ),
+  );
+}
+
+/** A meter's chart, and the same numbers as a table for those who cannot see it. */
+function chartView(usage, chart) {
+  return html`<figure class="chart" data-meter=${chart.meter.meter}>
+    <figcaption>
+      ${chart.meter.meter} <span class="muted small">total ${amount(chart.meter.total)}</span>
+    </figcaption>
+    ${chart.element}
+    <details>
+      <summary>Values</summary>
+      ${table(
+        ['bucket', ...chart.meter.series.map((series) => series.label)],
+        usage.times.map(
+          (ts, index) =>
+            html`<tr class="bucket">
+              <td class="mono small">${bucketLabel(usage.bucket, ts)}</td>
+              ${chart.meter.series.map(
+                (series) =>
+                  html`<td data-value=${String(series.values[index])}>${amount(series.values[index])}</td>`,
+              )}
+            </tr>`,
+        ),
+      )}
+    </details>
+  </figure>`;
 }
 
 // Each worker's row, then one row per replica it resolves to (llm, whisper, diffusion; browser and
@@ -641,7 +1042,8 @@ function view() {
                 : nothing
             }
             ${state.secret ? secretView(state.secret) : nothing} ${keysView()}
-            ${state.editing ? editView(state.editing) : nothing} ${clusterView()}`
+            ${state.editing ? editView(state.editing) : nothing}
+            ${state.usage ? usageView(state.usage) : nothing} ${clusterView()}`
           : loginView()
       }
     </main>`;
@@ -657,4 +1059,5 @@ try {
   saved = null;
 }
 if (saved) void signIn(saved);
-void loadTiers();
+void loadCatalogue();
+window.addEventListener('resize', resizeCharts);

@@ -11,6 +11,7 @@ import {
   asset,
   browserEntry,
   contentSecurityPolicy,
+  dependencyFile,
   page,
   publicFile,
   staticFileRoute,
@@ -18,9 +19,10 @@ import {
 import { adminBrowserSessionRoute } from './browser-sessions-routes.js';
 import { adminJobPage, jobsRoutes, STATUS_JOBS } from './jobs-routes.js';
 import { keysRoutes } from './keys-routes.js';
+import { usageAdminRoutes } from './usage-routes.js';
 
 /**
- * The dashboard runs only its own files (its script and lit-html, both same-origin) and calls only
+ * The dashboard runs only its own files (its script, lit-html and uPlot, all same-origin) and calls only
  * this gateway: no inline script or style, no frames, nothing from elsewhere. Its one image is the
  * empty data: favicon that keeps the browser from asking for /favicon.ico.
  */
@@ -67,7 +69,7 @@ export const clusterStatusRoute = route({
 });
 
 /**
- * The dashboard (public/admin: a page, its style sheet and script, and lit-html from
+ * The dashboard (public/admin: a page, its style sheet and script, and lit-html and uPlot from
  * node_modules) is public: it holds no data and asks for the token.
  */
 export const adminPageRoutes = [
@@ -98,6 +100,14 @@ export const adminPageRoutes = [
     serves: asset(publicFile('admin/dashboard.js')),
   }),
   staticFileRoute({
+    path: '/admin/usage-charts.js',
+    operationId: 'adminDashboardUsageCharts',
+    tag,
+    kind: 'script',
+    summary: "The dashboard script's usage charts",
+    serves: asset(publicFile('admin/usage-charts.js')),
+  }),
+  staticFileRoute({
     path: '/admin/lit-html.js',
     operationId: 'adminDashboardLitHtml',
     tag,
@@ -105,10 +115,32 @@ export const adminPageRoutes = [
     summary: 'lit-html, which the dashboard script renders with',
     serves: asset(browserEntry('lit-html')),
   }),
+  staticFileRoute({
+    path: '/admin/uplot.js',
+    operationId: 'adminDashboardUplot',
+    tag,
+    kind: 'script',
+    summary: 'uPlot, which the dashboard draws its usage charts with',
+    serves: asset(dependencyFile('uplot/dist/uPlot.esm.js')),
+  }),
+  staticFileRoute({
+    path: '/admin/uplot.css',
+    operationId: 'adminDashboardUplotStyle',
+    tag,
+    kind: 'style',
+    summary: "uPlot's style sheet",
+    serves: asset(dependencyFile('uplot/dist/uPlot.min.css')),
+  }),
 ];
 
 /** Everything under /admin/api, behind the admin token (adminApiGuards), never an API key. */
-export const adminApiRoutes = [...keysRoutes, ...jobsRoutes, adminBrowserSessionRoute, clusterStatusRoute];
+export const adminApiRoutes = [
+  ...keysRoutes,
+  ...usageAdminRoutes,
+  ...jobsRoutes,
+  adminBrowserSessionRoute,
+  clusterStatusRoute,
+];
 
 /**
  * /admin/api needs the admin token. Keys and jobs live in NATS: while it does not answer their

@@ -2,9 +2,11 @@
 // parameters the worker gets (a seed drawn when none is given, so every attempt renders the
 // same video), and the hash of the request that Idempotency-Key compares.
 import { createHash, randomInt } from 'node:crypto';
-import { SwitchboardError } from '@switchboard/errors';
+import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
 import type { JobInputs, JobParams, JobRecord } from '@switchboard/jobs';
 import type { KeyRecord } from '@switchboard/keys';
+import { JOB_RESERVATION_MS, jobRecordId, jobReservation } from '../usage/job-usage.js';
+import { meteringOf } from '../usage/metering-of.js';
 import type { RouteDeps } from '../http/route.js';
 import type { JobMedia, StoredMedia } from './job-media.js';
 import type { AnimateFields } from '../contract/animation.js';
@@ -89,28 +91,59 @@ export interface JobSubmission {
  * it cannot run is 503 at once; a repeated request (same Idempotency-Key and body) gets the job
  * it started, and the media stored for this one are discarded.
  */
-export async function submitJob(
-  { clients: { animation }, config: { tiers } }: RouteDeps,
-  owner: KeyRecord,
-  job: JobSubmission,
-): Promise<JobRecord> {
+export async function submitJob(deps: RouteDeps, owner: KeyRecord, job: JobSubmission): Promise<JobRecord> {
+  const {
+    clients: { animation },
+    config: { tiers },
+  } = deps;
   const { fields, media, stored } = job;
   if ((await animation.backend(fields.backend))?.configured === false) {
     throw new SwitchboardError('unavailable', {
       message: `The ${fields.backend} back-end is not configured on this cluster.`,
     });
   }
-  const outcome = await animation.submit({
+  const submission = (activeLimit: number) => ({
     jobId: media.jobId,
     ownerKeyId: owner.id,
     backend: fields.backend,
     ...jobSpec(fields, stored),
-    activeLimit: tiers[owner.tier].animation_jobs,
+    activeLimit,
     idempotency:
       job.idempotencyKey === undefined
         ? undefined
         : { key: job.idempotencyKey, bodyHash: bodyHash(fields, stored) },
   });
-  if (outcome.kind === 'duplicate') await media.discard();
+  let metered;
+  try {
+    // Reserved under the job's own id, settled or released when the job ends (usage/job-usage.ts).
+    metered = await meteringOf(deps).admitFor(owner, {
+      capability: 'animation',
+      model: fields.backend,
+      id: jobRecordId(media.jobId),
+      ...jobReservation(fields),
+      deadlineMs: JOB_RESERVATION_MS,
+    });
+  } catch (error) {
+    // A repeated request gets its job whatever the quota says now: the job reserved when it was
+    // first sent. Asked with no room for a new job, the board answers a repeat with its job and
+    // refuses anything else before creating it (the Idempotency-Key claim is given back).
+    if (job.idempotencyKey === undefined || !isSwitchboardError(error) || error.code !== 'quota_exceeded')
+      throw error;
+    const earlier = await animation.submit(submission(0)).catch(() => undefined);
+    if (earlier?.kind !== 'duplicate') throw error;
+    await media.discard();
+    return earlier.job;
+  }
+  const outcome = await animation
+    .submit(submission(tiers[owner.tier].animation_jobs))
+    .catch(async (error: unknown) => {
+      await metered.release();
+      throw error;
+    });
+  if (outcome.kind === 'duplicate') {
+    // The repeated request's job holds its own reservation already: this one's is given back.
+    await metered.release();
+    await media.discard();
+  }
   return outcome.job;
 }

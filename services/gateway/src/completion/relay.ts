@@ -5,6 +5,8 @@ import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
 import { callContext } from '../clients/call-context.js';
 import type { RouteDeps } from '../http/route.js';
 import { SseStream } from '../http/sse.js';
+import { meteringOf } from '../usage/metering-of.js';
+import { completionValues, DEFAULT_MAX_TOKENS } from '../usage/meter-values.js';
 
 /** Resolves with the first chunk, or with `undefined` once `ms` have passed without one. */
 function firstWithin<T>(next: Promise<T>, ms: number): Promise<T | undefined> {
@@ -45,11 +47,25 @@ export interface CompletionDialect {
  */
 export async function relayCompletion(
   res: Response,
-  { clients: { llm }, config: { streams }, live }: RouteDeps,
+  deps: RouteDeps,
   request: CompleteRequest,
   dialect: CompletionDialect,
   stream: boolean,
 ): Promise<void> {
+  const {
+    clients: { llm },
+    config: { streams, workers },
+    live,
+  } = deps;
+  // The output tokens are reserved up to max_tokens before the worker is called, and settled to
+  // what it generated; a response that closes before record() releases or settles (metering.ts).
+  const metered = await meteringOf(deps).admit(res, {
+    capability: 'llm',
+    model: request.model || null,
+    reserve: { output_tokens: request.max_tokens ?? DEFAULT_MAX_TOKENS },
+    check: ['requests', 'input_tokens'],
+    deadlineMs: workers.llm.deadlineMs,
+  });
   const completion = {
     id: `${dialect.idPrefix}${randomUUID().replaceAll('-', '')}`,
     created: Math.floor(Date.now() / 1000),
@@ -59,6 +75,7 @@ export async function relayCompletion(
 
   if (!stream) {
     const done = await llm.complete(request, callContext(res, abort.signal));
+    await metered.record(completionValues(done.usage), done.model);
     res.json(dialect.whole(completion, done));
     return;
   }
@@ -75,16 +92,23 @@ export async function relayCompletion(
   });
   let model = request.model ?? '';
   let pieces = 0;
+  let promptTokens = 0;
   let opened = false;
+  // A stream cut short (client gone, access withdrawn, worker failed) counts what was generated:
+  // the prompt the worker read, and a token per piece it sent (each piece is at least one).
+  const generated = () => ({ requests: 1, input_tokens: promptTokens, output_tokens: pieces });
+  metered.onClose(() => (pieces > 0 || promptTokens > 0 ? { values: generated(), model } : undefined));
   try {
     for (let next = early ?? (await pending); !next.done; next = await chunks.next()) {
       const chunk = next.value;
       model = chunk.model || model;
+      promptTokens = chunk.prompt_tokens || promptTokens;
       if (!opened && dialect.opening) sse.send(dialect.opening(completion, model));
       opened = true;
       if (chunk.kind === 'delta' && chunk.delta !== undefined) {
         sse.send(dialect.piece(completion, model, chunk.delta, pieces++));
       } else if (chunk.kind === 'done' && chunk.done) {
+        await metered.record(completionValues(chunk.done.usage), chunk.done.model || model);
         for (const event of dialect.finish(completion, model, chunk.done)) sse.send(event);
       }
     }
@@ -93,6 +117,7 @@ export async function relayCompletion(
     const known = isSwitchboardError(error) ? error : new SwitchboardError('internal');
     if (!isSwitchboardError(error)) ctx.logger.error({ err: error }, 'stream failed');
     sse.send(dialect.error(known, ctx.requestId));
+    await (pieces > 0 || promptTokens > 0 ? metered.record(generated(), model) : metered.release());
   }
   if (!abort.signal.aborted) sse.end();
 }

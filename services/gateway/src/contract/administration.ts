@@ -12,6 +12,7 @@ import {
 } from '@switchboard/keys';
 import { z } from 'zod';
 import { jobFields } from './animation.js';
+import { KeyQuotas } from './usage.js';
 import { BrowserSessionStatus } from './browser-sessions.js';
 import { adminErrors } from './responses.js';
 
@@ -56,6 +57,7 @@ export const CreateKeyRequest = z
     tier: Tier,
     ip_allowlist: ipAllowlist.default([]),
     rate_limit_per_minute: rateLimit.default(null),
+    quotas: KeyQuotas.default({}),
   })
   .meta({ id: 'CreateKeyRequest' });
 
@@ -65,6 +67,10 @@ export const UpdateKeyRequest = z
     tier: Tier.optional(),
     ip_allowlist: ipAllowlist.optional(),
     rate_limit_per_minute: rateLimit.optional(),
+    quotas: KeyQuotas.optional().meta({
+      description:
+        "Replaces the key's whole `quotas` object (as `ip_allowlist` is replaced); `{}` = the tier's quotas.",
+    }),
   })
   .meta({ id: 'UpdateKeyRequest', description: 'Any of the fields; those left out keep their value.' });
 
@@ -86,6 +92,7 @@ const keyFields = {
   tier: Tier,
   ip_allowlist: z.array(z.string()),
   rate_limit_per_minute: z.number().int().nullable(),
+  quotas: KeyQuotas,
   created_at: z.iso.datetime(),
 };
 

@@ -123,6 +123,11 @@ const generated = new OpenApiGeneratorV31([
       name: 'Administration',
       description: "API keys, every key's animation jobs and the cluster status, with the admin token.",
     },
+    {
+      name: 'Usage',
+      description:
+        "A key's own metered usage (tokens, audio seconds, images, megapixel-steps, video, browser time) per UTC hour or day.",
+    },
     { name: 'Operations', description: 'Probes and this documentation. No authentication.' },
     {
       name: 'OpenAI-compatible',

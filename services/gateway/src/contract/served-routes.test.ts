@@ -74,6 +74,7 @@ function appRoutes(): Set<string> {
     nats: inert(),
     live: inert(),
     objects: inert(),
+    usage: inert(),
   };
   return servedRoutes(createApp(deps));
 }

@@ -23,6 +23,7 @@ export type Tag =
   | 'Animation'
   | 'Browser sessions'
   | 'Administration'
+  | 'Usage'
   | 'Operations'
   | 'OpenAI-compatible';
 

@@ -12,8 +12,10 @@ import pino from 'pino';
 import { httpStatusOf } from '@switchboard/errors';
 import type { KeyRecord, Tier } from '@switchboard/keys';
 import { createObjectStore } from '@switchboard/objectstore';
+import { createRegistry } from '@switchboard/telemetry';
 import { tierGate } from '../auth/tiers.js';
 import { loadGatewayConfig } from '../config.js';
+import { createGatewayMetrics } from '../ops/metrics.js';
 import { adminApiRoutes, apiKeyRoutes, allRoutes } from '../route-catalogue.js';
 import { RequestContext } from './context.js';
 import { errorHandler, notFound } from './errors.js';
@@ -70,12 +72,15 @@ before(async () => {
     // Only the diffusion worker is reached, by the one test that generates images.
     clients: { diffusion } as never,
     events: unreachable,
-    metrics: unreachable,
+    // Real counters: the image test's usage record fails to store (no usage store here) and is
+    // counted and queued for retry, which must not fail the answered call.
+    metrics: createGatewayMetrics(createRegistry('gateway')),
     readiness: unreachable,
     nats: unreachable,
     live: unreachable,
     // Job media are stored on disk here; no test below gets as far as storing one.
     objects: createObjectStore({ ...config.objectStore, directory: mkdtempSync(join(tmpdir(), 'routes-')) }),
+    usage: unreachable,
     originOf: () => 'http://gateway.test',
     openApiJson: '{}',
   };

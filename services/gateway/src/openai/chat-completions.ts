@@ -51,7 +51,7 @@ export const openAiChatCompletionRoute = route({
       },
     },
   },
-  errors: completionErrors,
+  errors: [...completionErrors, 'quota_exceeded'],
   async serve({ res, body, deps }) {
     const messages = body.messages.map((message) => ({
       role: message.role,

@@ -41,7 +41,7 @@ export const openAiCompletionRoute = route({
       },
     },
   },
-  errors: completionErrors,
+  errors: [...completionErrors, 'quota_exceeded'],
   async serve({ res, body, deps }) {
     await relayCompletion(
       res,

@@ -4,6 +4,8 @@ import { callContext } from '../clients/call-context.js';
 import { ImageGenerationRequest, ImagesResponse, openAiSurface } from '../contract/openai.js';
 import { json, jsonBodyErrors, keyErrors, workerErrors } from '../contract/responses.js';
 import { route } from '../http/route.js';
+import { meteringOf } from '../usage/metering-of.js';
+import { imageValues, type ImageSize } from '../usage/meter-values.js';
 
 /** The PNG the worker stored, read back whole for `b64_json`. */
 async function readPng(objects: ObjectStore, imageId: string): Promise<Buffer> {
@@ -30,9 +32,27 @@ export const openAiGenerateImagesRoute = route({
   description: 'The images are stored like those of POST /generate-image.',
   body: ImageGenerationRequest,
   responses: { 200: { description: 'The images.', content: json(ImagesResponse) } },
-  errors: [...keyErrors, ...jsonBodyErrors, 'unknown_model', 'model_loading', ...workerErrors],
+  errors: [
+    ...keyErrors,
+    ...jsonBodyErrors,
+    'quota_exceeded',
+    'unknown_model',
+    'model_loading',
+    ...workerErrors,
+  ],
   async handle({ req, res, body, deps }) {
     const [width, height] = (body.size ?? '1024x1024').split('x').map(Number) as [number, number];
+    const count = body.n ?? 1;
+    const steps = body.steps ?? 20;
+    // All n images are reserved up front and settled to those generated.
+    const metered = await meteringOf(deps).admit(res, {
+      capability: 'diffusion',
+      model: body.model ?? null,
+      reserve: imageValues(Array.from({ length: count }, () => ({ width, height, steps }))),
+      deadlineMs: deps.config.workers.diffusion.deadlineMs,
+    });
+    const generated: ImageSize[] = [];
+    let servedBy: string | undefined;
     const abort = new AbortController();
     res.on('close', () => abort.abort());
     const generateOne = async (i: number) => {
@@ -42,18 +62,26 @@ export const openAiGenerateImagesRoute = route({
           negative_prompt: '',
           width,
           height,
-          steps: body.steps ?? 20,
+          steps,
           seed: body.seed === undefined || body.seed === null ? undefined : String(body.seed + i),
           model: body.model ?? '',
         },
         callContext(res, abort.signal),
       );
+      generated.push(image);
+      servedBy = image.model;
       return body.response_format === 'b64_json'
         ? { b64_json: (await readPng(deps.objects, image.image_id)).toString('base64') }
         : { url: `${deps.originOf(req)}/api/images/${image.image_id}.png` };
     };
     // All at once, so the worker can batch them; the answer keeps the request's order.
-    const data = await Promise.all(Array.from({ length: body.n ?? 1 }, (_, i) => generateOne(i)));
+    const settled = await Promise.allSettled(Array.from({ length: count }, (_, i) => generateOne(i)));
+    // Images made before one failed were work done: they count even though the call fails.
+    if (generated.length > 0) await metered.record(imageValues(generated), servedBy);
+    const data = settled.map((outcome) => {
+      if (outcome.status === 'rejected') throw outcome.reason;
+      return outcome.value;
+    });
     return { created: Math.floor(Date.now() / 1000), data };
   },
 });

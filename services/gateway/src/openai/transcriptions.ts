@@ -6,6 +6,8 @@ import { perApp, route } from '../http/route.js';
 import { validate } from '../http/validate.js';
 import { contentTypes, render, type Transcript } from '../transcripts/format.js';
 import { transcriptionUpload } from '../transcripts/upload.js';
+import { admitFirst, admittedCall } from '../usage/admit-first.js';
+import { transcriptionValues } from '../usage/meter-values.js';
 
 function readFields(body: unknown) {
   return validate(TranscriptionFields, body ?? {});
@@ -75,10 +77,18 @@ export const openAiTranscribeRoute = route({
   },
   // The document lists each status's codes in this order: unknown_model after invalid_audio (400),
   // no_capacity after model_loading (503).
-  errors: [...uploadErrors, 'unknown_model', 'no_capacity', ...workerErrors],
-  receive: (deps) => uploads(deps).receive,
+  errors: [...uploadErrors, 'quota_exceeded', 'unknown_model', 'no_capacity', ...workerErrors],
+  receive: admitFirst(
+    (deps) => uploads(deps).receive,
+    (deps) => ({
+      capability: 'whisper',
+      check: ['requests', 'audio_seconds'],
+      deadlineMs: deps.config.workers.whisper.deadlineMs,
+    }),
+  ),
   async serve({ req, res, deps }) {
     const transcript = await uploads(deps).finish(req);
+    await admittedCall(res).record(transcriptionValues(transcript.duration_s), transcript.model);
     const format = readFields(req.body).response_format;
     if (transcript.language) res.setHeader('Content-Language', transcript.language);
     switch (format) {

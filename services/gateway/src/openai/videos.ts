@@ -122,7 +122,7 @@ export const openAiCreateVideoRoute = route({
     },
   },
   responses: { 200: { description: 'The video job, `queued`.', content: json(OpenAiVideo) } },
-  errors: [...videoErrors, ...jsonBodyErrors, 'not_found', 'job_limit'],
+  errors: [...videoErrors, ...jsonBodyErrors, 'not_found', 'job_limit', 'quota_exceeded'],
   receive: jobUpload(videoForm),
   async handle({ req, res, deps }) {
     const job = await withJobMedia(req, async (media, stored) => {

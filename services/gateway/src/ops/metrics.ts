@@ -12,6 +12,12 @@ export interface GatewayMetrics {
   /** Calls open to each replica now; read at each scrape from the clients given to watchReplicas. */
   workerCallsInFlight: Gauge<'worker' | 'address'>;
   watchReplicas(worker: string, replicas: () => readonly ReplicaLoad[]): void;
+  /** Usage this replica stored (a record another replica stored first is not counted again). */
+  usageRecorded: Counter<'capability' | 'meter'>;
+  /** Calls refused with 429 quota_exceeded, by the meter whose quota refused them. */
+  quotaRefusals: Counter<'meter'>;
+  /** Usage records whose write failed: queued to be written again, or dropped (queue full). */
+  usageRecordFailures: Counter<'outcome'>;
 }
 
 /** What the in-flight gauge reads of a replica (ReplicaInfo from @switchboard/grpc fits). */
@@ -65,6 +71,24 @@ export function createGatewayMetrics(registry: Registry): GatewayMetrics {
           for (const { address, in_flight } of replicas()) this.set({ worker, address }, in_flight);
         }
       },
+    }),
+    usageRecorded: new Counter({
+      name: 'switchboard_usage_total',
+      help: 'Usage recorded, by capability and meter (each record counted once cluster-wide).',
+      labelNames: ['capability', 'meter'],
+      registers: [registry],
+    }),
+    quotaRefusals: new Counter({
+      name: 'switchboard_quota_refusals_total',
+      help: 'Calls refused with 429 quota_exceeded, by meter.',
+      labelNames: ['meter'],
+      registers: [registry],
+    }),
+    usageRecordFailures: new Counter({
+      name: 'switchboard_usage_record_failures_total',
+      help: 'Usage records whose write to the usage store failed: retried in the background or dropped.',
+      labelNames: ['outcome'],
+      registers: [registry],
     }),
     watchReplicas(worker, replicas) {
       replicaSources.set(worker, replicas);

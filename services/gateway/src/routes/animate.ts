@@ -87,6 +87,7 @@ export const createAnimationRoute = route({
     'not_found',
     'idempotency_key_reused',
     'job_limit',
+    'quota_exceeded',
     'unavailable',
   ],
   receive: jobUpload(animateForm),

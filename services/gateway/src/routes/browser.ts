@@ -22,6 +22,7 @@ import {
   CreateSessionRequest,
 } from '../contract/browser-sessions.js';
 import { json, jsonBodyErrors, keyErrors, workerErrors } from '../contract/responses.js';
+import { meteringOf } from '../usage/metering-of.js';
 
 export const createBrowserSessionRoute = route({
   method: 'post',
@@ -34,8 +35,21 @@ export const createBrowserSessionRoute = route({
   body: CreateSessionRequest,
   bodyOptional: true,
   responses: { 201: { description: 'The session.', content: json(SessionCreated) } },
-  errors: [...keyErrors, ...jsonBodyErrors, 'session_limit', 'no_capacity', ...workerErrors],
+  errors: [
+    ...keyErrors,
+    ...jsonBodyErrors,
+    'quota_exceeded',
+    'session_limit',
+    'no_capacity',
+    ...workerErrors,
+  ],
   async handle({ req, res, body, deps }) {
+    // A session's seconds are recorded when it ends (usage/session-usage.ts); none start once spent.
+    await meteringOf(deps).admit(res, {
+      capability: 'browser',
+      check: ['session_seconds'],
+      deadlineMs: deps.config.workers.browser.deadlineMs,
+    });
     const tier = res.locals.ctx.key?.tier ?? 'basic';
     const session = await deps.clients.browser.create(
       { viewport_width: body.viewport_width, viewport_height: body.viewport_height },
@@ -115,10 +129,16 @@ export const captureBrowserSessionRoute = route({
   summary: 'Take a screenshot',
   description: 'No body. Screenshots outlive the session (retention is configuration, default 7 days).',
   responses: { 200: { description: 'The screenshot was stored.', content: json(CaptureResult) } },
-  errors: action,
+  errors: [...action, 'quota_exceeded'],
   receive: readJson,
   async handle({ req, res, deps }) {
+    const metered = await meteringOf(deps).admit(res, {
+      capability: 'browser',
+      check: ['captures'],
+      deadlineMs: deps.config.workers.browser.deadlineMs,
+    });
     const { screenshot } = await deps.clients.browser.capture(sessionId(req), callContext(res));
+    await metered.record({ captures: 1 });
     return { screenshot, url: `/api/browser/screenshots/${screenshot}` };
   },
 });

@@ -2,6 +2,8 @@ import { GenerateImageRequest, ImageResult } from '../contract/images.js';
 import { json, jsonBodyErrors, keyErrors, workerErrors } from '../contract/responses.js';
 import { callContext } from '../clients/call-context.js';
 import { route } from '../http/route.js';
+import { meteringOf } from '../usage/metering-of.js';
+import { imageValues } from '../usage/meter-values.js';
 
 /** The worker stores the PNG; the answer says where to get it. */
 export const generateImageRoute = route({
@@ -19,8 +21,14 @@ export const generateImageRoute = route({
       content: json(ImageResult),
     },
   },
-  errors: [...keyErrors, ...jsonBodyErrors, 'model_loading', ...workerErrors],
+  errors: [...keyErrors, ...jsonBodyErrors, 'quota_exceeded', 'model_loading', ...workerErrors],
   async handle({ res, body, deps }) {
+    const size = { width: body.width, height: body.height, steps: body.steps };
+    const metered = await meteringOf(deps).admit(res, {
+      capability: 'diffusion',
+      reserve: imageValues([size]),
+      deadlineMs: deps.config.workers.diffusion.deadlineMs,
+    });
     const abort = new AbortController();
     res.on('close', () => abort.abort());
     const image = await deps.clients.diffusion.generate(
@@ -36,6 +44,7 @@ export const generateImageRoute = route({
       },
       callContext(res, abort.signal),
     );
+    await metered.record(imageValues([image]), image.model);
     return {
       id: image.image_id,
       url: `/api/images/${image.image_id}.png`,

@@ -56,7 +56,14 @@ export const queryRoute = route({
       },
     },
   },
-  errors: [...keyErrors, ...jsonBodyErrors, 'unknown_model', 'model_loading', ...workerErrors],
+  errors: [
+    ...keyErrors,
+    ...jsonBodyErrors,
+    'quota_exceeded',
+    'unknown_model',
+    'model_loading',
+    ...workerErrors,
+  ],
   async serve({ res, body, deps }) {
     const request = {
       prompt: body.prompt,

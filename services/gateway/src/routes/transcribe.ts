@@ -12,6 +12,8 @@ import { perApp, route } from '../http/route.js';
 import { validate } from '../http/validate.js';
 import { contentTypes, render, type TranscriptFormat } from '../transcripts/format.js';
 import { transcriptionUpload } from '../transcripts/upload.js';
+import { admitFirst, admittedCall } from '../usage/admit-first.js';
+import { transcriptionValues } from '../usage/meter-values.js';
 
 /** Validates the text parts seen so far; called again once the whole form is read. */
 function readFields(body: unknown) {
@@ -61,10 +63,18 @@ export const transcribeRoute = route({
       },
     },
   },
-  errors: [...uploadErrors, ...workerErrors],
-  receive: (deps) => uploads(deps).receive,
+  errors: [...uploadErrors, 'quota_exceeded', ...workerErrors],
+  receive: admitFirst(
+    (deps) => uploads(deps).receive,
+    (deps) => ({
+      capability: 'whisper',
+      check: ['requests', 'audio_seconds'],
+      deadlineMs: deps.config.workers.whisper.deadlineMs,
+    }),
+  ),
   async serve({ req, res, deps }) {
     const transcript = await uploads(deps).finish(req);
+    await admittedCall(res).record(transcriptionValues(transcript.duration_s), transcript.model);
     const format: TranscriptFormat = readFields(req.body).format;
     res.setHeader('Content-Type', contentTypes[format]);
     if (transcript.language) res.setHeader('Content-Language', transcript.language);

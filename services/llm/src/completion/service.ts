@@ -36,14 +36,18 @@ export class CompletionService {
     const promptTokens = generation.promptIds.length;
     for await (const event of this.observed(model, generation, signal, owner)) {
       if (event.type === 'delta') {
-        yield { delta: event.text, model: id };
+        yield { delta: event.text, model: id, prompt_tokens: promptTokens };
       } else {
         const usage = {
           prompt_tokens: promptTokens,
           completion_tokens: event.completionTokens,
           total_tokens: promptTokens + event.completionTokens,
         };
-        yield { done: { model: id, text: '', finish_reason: event.finishReason, usage }, model: id };
+        yield {
+          done: { model: id, text: '', finish_reason: event.finishReason, usage },
+          model: id,
+          prompt_tokens: promptTokens,
+        };
       }
     }
   }

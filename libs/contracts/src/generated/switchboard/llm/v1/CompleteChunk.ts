@@ -14,6 +14,10 @@ export interface CompleteChunk {
    * The model generating, on every chunk, so stream events can name it from the first one.
    */
   'model'?: (string);
+  /**
+   * The prompt's tokens, on every chunk: a stream cut short before `done` still counts its input.
+   */
+  'prompt_tokens'?: (number);
   'kind'?: "delta"|"done";
 }
 
@@ -27,5 +31,9 @@ export interface CompleteChunk__Output {
    * The model generating, on every chunk, so stream events can name it from the first one.
    */
   'model': (string);
+  /**
+   * The prompt's tokens, on every chunk: a stream cut short before `done` still counts its input.
+   */
+  'prompt_tokens': (number);
   'kind'?: "delta"|"done";
 }
