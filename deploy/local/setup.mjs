@@ -3,7 +3,7 @@
 // install and the TypeScript build. Plain Node with no dependencies, because it runs before any
 // package is installed. Nothing here downloads from outside the npm registry and Debian.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,14 +21,23 @@ const debianPackages = [
   { bin: 'espeak-ng', pkg: 'espeak-ng' },
   // `npm run observe` and the Prometheus test run their own Prometheus (never the system one).
   { bin: 'prometheus', pkg: 'prometheus' },
+  // The gateways' usage store; tests and `npm start` run their own server (never the system one).
+  { bin: 'postgres', pkg: 'postgresql', dirs: postgresBinDirs },
 ];
+
+/** Debian keeps PostgreSQL's server binaries off PATH, in /usr/lib/postgresql/<version>/bin. */
+function postgresBinDirs() {
+  const base = '/usr/lib/postgresql';
+  return existsSync(base) ? readdirSync(base).map((version) => join(base, version, 'bin')) : [];
+}
 
 function log(message) {
   process.stdout.write(`[setup] ${message}\n`);
 }
 
-function onPath(bin) {
-  for (const dir of (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/bin', '/sbin'])) {
+function onPath(bin, extraDirs = []) {
+  const dirs = (process.env.PATH ?? '').split(':').concat(['/usr/sbin', '/usr/bin', '/sbin'], extraDirs);
+  for (const dir of dirs) {
     if (dir && existsSync(join(dir, bin))) return true;
   }
   return false;
@@ -42,7 +51,7 @@ function run(cmd, args, options = {}) {
 }
 
 function ensureDebianPackages() {
-  const missing = debianPackages.filter(({ bin }) => !onPath(bin)).map(({ pkg }) => pkg);
+  const missing = debianPackages.filter(({ bin, dirs }) => !onPath(bin, dirs?.())).map(({ pkg }) => pkg);
   if (missing.length === 0) return;
   if (process.getuid?.() !== 0) {
     throw new Error(

@@ -311,6 +311,7 @@ const standInSecrets: Record<string, string> = {
   NATS_URL: 'nats://from-a-secret:4222',
   NATS_PASSWORD: 'stand-in-nats-password',
   REDIS_URL: 'redis://from-a-secret:6379',
+  USAGE_DATABASE_URL: 'postgresql://gateway:from-a-secret@postgresql:5432/switchboard',
   REDIS_PASSWORD: 'stand-in-redis-password',
   S3_ACCESS_KEY: 'stand-in-access-key',
   S3_SECRET_KEY: 'stand-in-secret-key',
@@ -2865,7 +2866,7 @@ describe('skaffold.yaml', () => {
     }
   });
 
-  test('profiles: cpu and gpu in every service module, dev-infra installs NATS (JetStream), Redis, MinIO', () => {
+  test('profiles: cpu and gpu in every service module, dev-infra installs NATS (JetStream), Redis, MinIO, PostgreSQL', () => {
     for (const c of configs.filter((c) => allArtifacts(c).length > 0)) {
       const profiles = (c.profiles ?? []).map((p) => p.name);
       assert.ok(
@@ -2880,7 +2881,7 @@ describe('skaffold.yaml', () => {
     const devInfra = configs.flatMap((c) => (c.profiles ?? []).filter((p) => p.name === 'dev-infra'));
     assert.equal(devInfra.length, 1);
     const releases = devInfra[0]!.deploy!.helm!.releases!;
-    assert.deepEqual(releases.map((r) => r.name).sort(), ['minio', 'nats', 'redis']);
+    assert.deepEqual(releases.map((r) => r.name).sort(), ['minio', 'nats', 'postgresql', 'redis']);
     for (const r of releases) {
       assert.ok(r.remoteChart, `${r.name} comes from its chart repository`);
       // An exact release, so every developer gets the same infrastructure (deploy/README.md).

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { ensureDevModel } from './dev-models.js';
 import { startFakeDid, type FakeDid } from './fake-d-id.js';
 import { gatewayKeyPepperEnv } from './key-pepper.js';
 import { natsRoles, redisRoles, type NatsRole, type RedisRole } from '@switchboard/broker-auth';
 import { startNats, startRedis, type InfraHandle } from './infra.js';
+import { startPostgres } from './postgres.js';
 import { freePort } from './ports.js';
 import { ManagedProcess } from './process.js';
 import { startPrometheus, type PrometheusHandle, type ScrapeTarget } from './prometheus.js';
@@ -151,6 +152,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       infra.push(redis);
       redisEnv = (role) => redis.env(role);
     }
+    let usageEnv: NodeJS.ProcessEnv = {};
+    if (!env.USAGE_DATABASE_URL && !env.USAGE_DATABASE_URL_FILE) {
+      // Usage is billing data: kept between runs, flushed to disk on every commit.
+      const postgres = await startPostgres({ dataDir: join(stateDir, 'postgres'), fsync: true });
+      infra.push(postgres);
+      mkdirSync(credentialsDir, { recursive: true, mode: 0o700 });
+      const urlFile = join(credentialsDir, 'usage-database.url');
+      writeFileSync(urlFile, `${postgres.url}\n`, { mode: 0o600 });
+      usageEnv = { USAGE_DATABASE_URL_FILE: urlFile };
+    }
     const isRole = <Role extends string>(roles: readonly Role[], name: string): name is Role =>
       (roles as readonly string[]).includes(name);
     const brokerEnv = (name: string): NodeJS.ProcessEnv => ({
@@ -209,6 +220,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const gateway = spawnService('gateway', {
       ...shared,
       ...brokerEnv('gateway'),
+      ...usageEnv,
       ...fleet.gatewayEnv,
       ADMIN_TOKEN: adminToken,
       ...gatewayKeyPepperEnv(env, stateDir),

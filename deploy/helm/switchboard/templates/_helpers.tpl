@@ -175,6 +175,9 @@ kept in a Secret, come as files (switchboard.secretItems).
 {{- if not $V.redis.existingSecret }}{{ $_ := set $env "REDIS_URL" $V.redis.url }}{{ end -}}
 {{- if $V.redis.auth.existingSecret }}{{ $_ := set $env "REDIS_USER" (index $V.redis.auth.users .component) }}{{ end -}}
 {{- end -}}
+{{- if and (eq .component "gateway") (not $V.usageDatabase.existingSecret) -}}
+{{- $_ := set $env "USAGE_DATABASE_URL" $V.usageDatabase.url -}}
+{{- end -}}
 {{- toYaml $env -}}
 {{- end }}
 
@@ -198,6 +201,9 @@ carry a token) where the component traces.
 {{- if eq $c "gateway" -}}
 {{- $items = append $items (dict "env" "ADMIN_TOKEN" "secret" (include "switchboard.adminTokenSecretName" $root) "key" $V.adminToken.existingSecretKey) -}}
 {{- $items = append $items (dict "env" "KEY_PEPPER" "secret" (include "switchboard.keyPepperSecretName" $root) "key" $V.keyPepper.existingSecretKey) -}}
+{{- if and $V.usageDatabase.existingSecret (not (hasKey $env "USAGE_DATABASE_URL")) -}}
+{{- $items = append $items (dict "env" "USAGE_DATABASE_URL" "secret" $V.usageDatabase.existingSecret "key" $V.usageDatabase.existingSecretKey) -}}
+{{- end -}}
 {{- end -}}
 {{- if has $c (splitList " " (include "switchboard.natsClients" $root)) -}}
 {{- if and $V.nats.existingSecret (not (hasKey $env "NATS_URL")) -}}
