@@ -10,6 +10,7 @@ import {
 import { createLogger } from '@switchboard/telemetry';
 import { retryOnPortClash } from './port-clash.js';
 import { spawnNode } from './processes.js';
+import { withUsageDatabase } from './usage-database.js';
 
 // Compiled to test/dist/support/, three levels below the repository root.
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -69,7 +70,8 @@ function gatewayEnv(env: Record<string, string>): Record<string, string> {
  * answers 200. No build of main.js and no child process: what routes do is tested this way.
  * Variables the gateway does not read are refused, since no process would see them here.
  */
-export async function startGateway(env: Record<string, string>): Promise<GatewayProcess> {
+export async function startGateway(given: Record<string, string>): Promise<GatewayProcess> {
+  const env = await withUsageDatabase(given);
   // `<NAME>_FILE` gives NAME's value as a file (libs/config's loadConfig reads it).
   const unknown = Object.keys(env).filter((name) => !gatewayEnvVars.includes(name.replace(/_FILE$/, '')));
   if (unknown.length > 0) {
@@ -108,8 +110,9 @@ export async function startGateway(env: Record<string, string>): Promise<Gateway
  * Starts the built gateway (`services/gateway/dist/main.js`) as its own process, as the local
  * cluster runs it, and waits for /readyz. For tests of start-up, signals and the process's memory.
  */
-export function spawnGateway(env: Record<string, string>): Promise<SpawnedGateway> {
-  return retryOnPortClash(() => spawnGatewayOnce(env));
+export async function spawnGateway(env: Record<string, string>): Promise<SpawnedGateway> {
+  const withDatabase = await withUsageDatabase(env);
+  return retryOnPortClash(() => spawnGatewayOnce(withDatabase));
 }
 
 async function spawnGatewayOnce(env: Record<string, string>): Promise<SpawnedGateway> {

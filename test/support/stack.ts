@@ -1,5 +1,6 @@
 import { startNats, startRedis, type NatsHandle, type RedisHandle } from '@switchboard/devcluster';
 import { startGateway, type GatewayProcess } from './gateway.js';
+import { withUsageDatabase } from './usage-database.js';
 import {
   startWorker,
   tinyDiffusionRepository,
@@ -32,7 +33,8 @@ export async function startStack<G extends GatewayProcess = GatewayProcess>(
   } = {},
 ): Promise<Stack<G>> {
   const [nats, redis] = await Promise.all([startNats(), startRedis()]);
-  const env = { ...nats.env('gateway'), ...redis.env('gateway'), ...options.env };
+  // The replicas of a stack share one usage database, as a cluster's gateways do.
+  const env = await withUsageDatabase({ ...nats.env('gateway'), ...redis.env('gateway'), ...options.env });
   const start = options.startGateway ?? (startGateway as (env: Record<string, string>) => Promise<G>);
   const started = await Promise.allSettled(Array.from({ length: options.gateways ?? 1 }, () => start(env)));
   const gateways = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
