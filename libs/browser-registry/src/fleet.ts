@@ -49,6 +49,9 @@ const KV_KEY = /^[-/_=.a-zA-Z0-9]+$/;
  * so routing a call costs no round trip. A record another replica created a moment ago may not
  * have arrived yet, so a miss is confirmed against the bucket before it becomes a 404.
  */
+/** JetStream's answer to a stream created twice at once with subjects the first already took. */
+const SUBJECTS_OVERLAP = 10065;
+
 export class BrowserFleet {
   private readonly workerRecords = new Map<string, WorkerRecord>();
   private readonly sessionRecords = new Map<string, SessionRecord>();
@@ -66,6 +69,18 @@ export class BrowserFleet {
   ) {}
 
   static async open(nc: NatsConnection, options: FleetOptions): Promise<BrowserFleet> {
+    try {
+      return await BrowserFleet.openOnce(nc, options);
+    } catch (error) {
+      // Replicas starting together: the later creator of a bucket may be told "subjects overlap"
+      // instead of "already exists". By then the other has created it, so a second pass finds it.
+      if ((error as { api_error?: { err_code?: number } }).api_error?.err_code !== SUBJECTS_OVERLAP)
+        throw error;
+      return BrowserFleet.openOnce(nc, options);
+    }
+  }
+
+  private static async openOnce(nc: NatsConnection, options: FleetOptions): Promise<BrowserFleet> {
     const js = nc.jetstream();
     // Same options as the workers' side: whichever opens a bucket first creates it.
     const workersKv = await js.views.kv(WORKERS_BUCKET, { history: 1, ttl: WORKER_RECORD_MAX_AGE_MS });

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { chown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { canConnect, startOnFreePort } from './ports.js';
 import { findExecutable, ManagedProcess, waitUntilReady } from './process.js';
@@ -83,6 +83,18 @@ async function ownedBy(user: { uid: number; gid: number } | undefined, ...paths:
   if (user) await Promise.all(paths.map((path) => chown(path, user.uid, user.gid)));
 }
 
+/**
+ * The server's own user must be able to pass through the folders above its directory (a state
+ * folder made by mkdtemp is 0700): search permission only, and only on folders this process owns.
+ */
+async function traversable(user: { uid: number; gid: number } | undefined, dir: string): Promise<void> {
+  if (!user) return;
+  for (let parent = dirname(dir); parent !== dirname(parent); parent = dirname(parent)) {
+    const info = await stat(parent);
+    if (info.uid === process.getuid?.() && (info.mode & 0o001) === 0) await chmod(parent, info.mode | 0o001);
+  }
+}
+
 export async function startPostgres(options: StartPostgresOptions = {}): Promise<PostgresHandle> {
   const bin = postgresBinDir();
   const user = serverUser();
@@ -94,6 +106,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   await mkdir(root, { recursive: true, mode: 0o700 });
   await mkdir(socketDir, { recursive: true, mode: 0o700 });
   await ownedBy(user, root, socketDir);
+  await traversable(user, root);
 
   let password: string;
   const initialised = await readdir(dataDir).then(
