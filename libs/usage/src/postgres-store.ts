@@ -180,8 +180,8 @@ export class PostgresUsageStore implements UsageStore {
 
   private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const startedAt = performance.now();
-    await this.schema();
     try {
+      await this.schema();
       const result = await this.withClient(async (client) => {
         await client.query('BEGIN');
         try {

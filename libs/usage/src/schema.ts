@@ -15,6 +15,22 @@ import type { PoolClient } from 'pg';
  */
 const MIGRATION_LOCK = 0x5b_75_73_61; // any constant the cluster's other advisory locks do not use
 
+/** An hourly or daily rollup: one sum per key, bucket start, capability, model and meter. */
+function rollupTable(name: string): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${name} (
+       key_id text NOT NULL,
+       bucket timestamptz NOT NULL,
+       capability text NOT NULL,
+       model text NOT NULL,
+       meter text NOT NULL,
+       value double precision NOT NULL,
+       PRIMARY KEY (key_id, bucket, capability, model, meter)
+     )`,
+    `CREATE INDEX IF NOT EXISTS ${name}_bucket ON ${name} (bucket)`,
+  ];
+}
+
 const steps: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS usage_records (
      id text PRIMARY KEY,
@@ -26,26 +42,8 @@ const steps: readonly string[] = [
      recorded_at timestamptz NOT NULL DEFAULT now()
    )`,
   `CREATE INDEX IF NOT EXISTS usage_records_recorded_at ON usage_records (recorded_at)`,
-  `CREATE TABLE IF NOT EXISTS usage_hourly (
-     key_id text NOT NULL,
-     bucket timestamptz NOT NULL,
-     capability text NOT NULL,
-     model text NOT NULL,
-     meter text NOT NULL,
-     value double precision NOT NULL,
-     PRIMARY KEY (key_id, bucket, capability, model, meter)
-   )`,
-  `CREATE INDEX IF NOT EXISTS usage_hourly_bucket ON usage_hourly (bucket)`,
-  `CREATE TABLE IF NOT EXISTS usage_daily (
-     key_id text NOT NULL,
-     bucket timestamptz NOT NULL,
-     capability text NOT NULL,
-     model text NOT NULL,
-     meter text NOT NULL,
-     value double precision NOT NULL,
-     PRIMARY KEY (key_id, bucket, capability, model, meter)
-   )`,
-  `CREATE INDEX IF NOT EXISTS usage_daily_bucket ON usage_daily (bucket)`,
+  ...rollupTable('usage_hourly'),
+  ...rollupTable('usage_daily'),
   `CREATE INDEX IF NOT EXISTS usage_daily_key_meter ON usage_daily (key_id, meter, bucket)`,
   `CREATE TABLE IF NOT EXISTS quota_reservations (
      reservation_id text NOT NULL,
