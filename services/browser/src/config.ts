@@ -10,8 +10,7 @@ import {
 import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import { CHROMIUM_POLICY_DIR } from './chromium/managed-policy.js';
-import { AllowedHosts } from './guard/allowed-hosts.js';
-import { AllowedPorts } from './guard/allowed-ports.js';
+import { AllowedHosts, AllowedPorts } from '@switchboard/address-guard';
 
 const allowedHosts = env.list().superRefine((entries, ctx) => {
   try {

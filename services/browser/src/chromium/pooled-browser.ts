@@ -1,9 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
 import type { Logger } from '@switchboard/telemetry';
-import type { AllowedHosts } from '../guard/allowed-hosts.js';
+import type { AllowedHosts, HostResolver } from '@switchboard/address-guard';
 import { type BlockedInfo, type ForwardProxy, startForwardProxy } from '../guard/forward-proxy.js';
-import type { HostResolver } from '../guard/host-resolver.js';
 import { guardAllRequests } from '../guard/request-guard.js';
 import { BrowserTargets } from './browser-targets.js';
 import { chromiumEnv } from './chromium-env.js';

@@ -1,7 +1,7 @@
 import { WebSocket, type RawData } from 'ws';
 import type { Logger } from '@switchboard/telemetry';
 import type { TabReserver } from '../chromium/browser-targets.js';
-import type { AllowedHosts } from '../guard/allowed-hosts.js';
+import type { AllowedHosts } from '@switchboard/address-guard';
 import { judgeCommand, parseCommand, type CdpCommand } from './cdp-policy.js';
 import { PendingTabs } from './pending-tabs.js';
 

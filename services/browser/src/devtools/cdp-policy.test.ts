@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AllowedHosts } from '../guard/allowed-hosts.js';
+import { AllowedHosts } from '@switchboard/address-guard';
 import { judgeCommand, parseCommand, type CdpCommand, type Verdict } from './cdp-policy.js';
 
 const allowed = AllowedHosts.parse(['127.0.0.1:8080']);

@@ -1,4 +1,4 @@
-import type { AllowedHosts } from '../guard/allowed-hosts.js';
+import type { AllowedHosts } from '@switchboard/address-guard';
 import { checkNavigationUrl } from '../guard/url-policy.js';
 
 /** One client → browser CDP command, as the relay forwards it (and nothing else). */

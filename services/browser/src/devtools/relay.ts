@@ -17,7 +17,7 @@ import {
   watchTlsFiles,
 } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
-import type { AllowedHosts } from '../guard/allowed-hosts.js';
+import type { AllowedHosts } from '@switchboard/address-guard';
 import type { DevtoolsTarget } from '../sessions/session-service.js';
 import { bridge, MAX_BROWSER_MESSAGE_BYTES, MAX_CLIENT_MESSAGE_BYTES } from './cdp-bridge.js';
 

@@ -5,10 +5,8 @@ import { connect, createServer as createTcpServer, type Server as TcpServer, typ
 import { after, before, test } from 'node:test';
 import { createLogger } from '@switchboard/telemetry';
 import { startDnsServer, type DnsServer } from '@switchboard/devcluster';
-import { AllowedHosts } from './allowed-hosts.js';
-import { AllowedPorts } from './allowed-ports.js';
+import { AllowedHosts, AllowedPorts, dnsServerResolver, type HostResolver } from '@switchboard/address-guard';
 import { startForwardProxy, type BlockedInfo, type ForwardProxy } from './forward-proxy.js';
-import { dnsServerResolver, type HostResolver } from './host-resolver.js';
 
 const logger = createLogger({ service: 'guard-test', level: 'silent' });
 

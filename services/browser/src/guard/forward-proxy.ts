@@ -8,9 +8,14 @@ import {
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '@switchboard/telemetry';
-import type { AllowedHosts } from './allowed-hosts.js';
-import { parseAuthority } from './host-names.js';
-import type { HostResolver, ResolvedAddress } from './host-resolver.js';
+import {
+  type AllowedHosts,
+  type HostResolver,
+  parseAuthority,
+  resolveAllowed,
+  type ResolvedAddress,
+  UrlNotAllowedError,
+} from '@switchboard/address-guard';
 import {
   endToEndHeaders,
   refusals,
@@ -19,7 +24,6 @@ import {
   upgradeRequestHead,
   type Refusal,
 } from './proxy-wire.js';
-import { resolveAllowed, UrlNotAllowedError } from './url-policy.js';
 
 export interface BlockedInfo {
   host: string;

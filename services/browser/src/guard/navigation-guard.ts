@@ -1,7 +1,12 @@
 import { SwitchboardError } from '@switchboard/errors';
-import type { AllowedHosts } from './allowed-hosts.js';
-import { HostUnresolvedError, type HostResolver } from './host-resolver.js';
-import { checkNavigationUrl, portOf, resolveAllowed } from './url-policy.js';
+import {
+  type AllowedHosts,
+  type HostResolver,
+  HostUnresolvedError,
+  portOf,
+  resolveAllowed,
+} from '@switchboard/address-guard';
+import { checkNavigationUrl } from './url-policy.js';
 
 /**
  * The check before a top-level navigation: scheme, literal address, and what the name resolves

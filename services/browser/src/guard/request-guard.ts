@@ -1,9 +1,9 @@
 import type { CDPSession } from 'playwright-core';
-import type { AllowedHosts } from './allowed-hosts.js';
+import { type AllowedHosts, portOf } from '@switchboard/address-guard';
 import type { BlockedInfo } from './forward-proxy.js';
 import { guardHeader, refusals } from './proxy-wire.js';
 import { isServiceWorkerScript } from './service-workers.js';
-import { checkNavigationUrl, portOf } from './url-policy.js';
+import { checkNavigationUrl } from './url-policy.js';
 
 /** Schemes the page may load without the network; everything else must pass the URL policy. */
 const localSchemes = new Set(['data:', 'blob:', 'about:']);

@@ -8,7 +8,7 @@ export interface AllowedHostEntry {
 }
 
 /**
- * The operator's exemptions from the address guard (`BROWSER_ALLOWED_HOSTS`). An exempt host:port
+ * The operator's exemptions from the address guard (`BROWSER_ALLOWED_HOSTS`, `WEBHOOK_ALLOWED_HOSTS`). An exempt host:port
  * skips the address check entirely — that is how tests reach their own pages on 127.0.0.1 — so
  * entries are exact: no wildcards, and a port, when given, is the only port exempted. Which ports
  * may be reached at all is the other half of the operator's choice (`BROWSER_ALLOWED_PORTS`):
@@ -37,7 +37,11 @@ export class AllowedHosts {
    * Reads entries of the form `host`, `host:port`, `[v6]`, `[v6]:port` (or a bare IPv6 address).
    * Blank entries are skipped so that a trailing comma in the variable is harmless.
    */
-  static parse(list: readonly string[], ports?: AllowedPorts): AllowedHosts {
+  static parse(
+    list: readonly string[],
+    ports?: AllowedPorts,
+    variable = 'BROWSER_ALLOWED_HOSTS',
+  ): AllowedHosts {
     const entries: AllowedHostEntry[] = [];
     for (const raw of list) {
       const text = raw.trim();
@@ -46,9 +50,7 @@ export class AllowedHosts {
       // Names are restricted to DNS characters: a `*.example.com` that silently matched nothing
       // would leave an operator believing a wildcard works.
       if (authority === null || (ipFamily(authority.host) === 0 && !/^[a-z0-9_.-]+$/.test(authority.host))) {
-        throw new Error(
-          `BROWSER_ALLOWED_HOSTS: malformed entry "${raw}" (expected host, host:port or [v6]:port)`,
-        );
+        throw new Error(`${variable}: malformed entry "${raw}" (expected host, host:port or [v6]:port)`);
       }
       entries.push(authority);
     }
