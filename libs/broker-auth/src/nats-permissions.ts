@@ -57,13 +57,33 @@ function jobStream(stream: string): string[] {
 }
 
 /**
+ * The events stream, for the webhook sender: set up (the stream over every event subject and the
+ * sender's durable consumer), read (pull, ack, nak) — never purged, deleted or published to.
+ */
+function eventStream(stream: string): string[] {
+  return [
+    `$JS.API.STREAM.INFO.${stream}`,
+    `$JS.API.STREAM.CREATE.${stream}`,
+    `$JS.API.STREAM.UPDATE.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}.>`,
+    `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.*`,
+    `$JS.API.CONSUMER.INFO.${stream}.*`,
+    `$JS.API.CONSUMER.MSG.NEXT.${stream}.*`,
+    `$JS.ACK.${stream}.>`,
+  ];
+}
+
+/**
  * What each service may publish and subscribe to; nothing else is allowed. Only gateways touch
  * the key store; browser workers see only the session registry; animation workers only the job
- * system; every service may publish events but none may read them. Model workers (llm, whisper,
- * diffusion) have no NATS user at all: they never connect.
+ * system; the webhook sender only the events stream. Every other service may publish events;
+ * none may subscribe to them — the sender reads them through its consumer and publishes none
+ * (it is the one process that talks to the outside, so it gets the least). Model workers (llm,
+ * whisper, diffusion) have no NATS user at all: they never connect.
  */
 export function natsPermissions(role: NatsRole, resources: ClusterResources): NatsPermissions {
-  const common = ['$JS.API.INFO', `${resources.eventsPrefix}.>`];
+  const events = role === 'webhooks' ? [] : [`${resources.eventsPrefix}.>`];
+  const common = ['$JS.API.INFO', ...events];
   const registry = [resources.browserWorkersBucket, resources.browserSessionsBucket];
   const jobs = [...jobStream(resources.jobsStream), ...resources.jobBuckets.flatMap(kvWrite)];
   const publish: Record<NatsRole, string[]> = {
@@ -79,6 +99,7 @@ export function natsPermissions(role: NatsRole, resources: ClusterResources): Na
     ],
     browser: registry.flatMap(kvWrite),
     animation: jobs,
+    webhooks: eventStream(resources.eventsStream),
   };
   return {
     publish: { allow: [...common, ...publish[role]] },

@@ -19,6 +19,8 @@ export interface ClusterResources {
   readonly jobBuckets: readonly string[];
   /** Every event's subject starts with this (`<prefix>.<area>.<event>`). */
   readonly eventsPrefix: string;
+  /** The stream that keeps every event for the webhook sender (its durable consumer reads it). */
+  readonly eventsStream: string;
 }
 
 export const defaultResources: ClusterResources = {
@@ -36,10 +38,11 @@ export const defaultResources: ClusterResources = {
     'switchboard_animation_backends',
   ],
   eventsPrefix: 'switchboard.events',
+  eventsStream: 'SWITCHBOARD_EVENTS',
 };
 
 /** The services that connect to NATS, each with a user (and permissions) of its own. */
-export const natsRoles = ['gateway', 'browser', 'animation'] as const;
+export const natsRoles = ['gateway', 'browser', 'animation', 'webhooks'] as const;
 export type NatsRole = (typeof natsRoles)[number];
 
 /** The services that connect to Redis. */

@@ -15,7 +15,7 @@ function covers(pattern: string, subject: string): boolean {
   return p.length === s.length;
 }
 
-test('only the gateway may touch the key store, and nobody may read events', () => {
+test('only the gateway may touch the key store, and nobody may subscribe to events', () => {
   const keySubjects = [
     `$KV.${defaultResources.keysBucket}.abc`,
     `$JS.API.STREAM.INFO.KV_${defaultResources.keysBucket}`,
@@ -34,6 +34,40 @@ test('only the gateway may touch the key store, and nobody may read events', () 
     assert.ok(!subscribe.allow.some((p) => covers(p, `${defaultResources.eventsPrefix}.browser.x`)));
     assert.ok(!subscribe.allow.some((p) => covers(p, '_INBOX.abc')), `${role} reads the shared inbox`);
     assert.deepEqual(subscribe.allow, [`_INBOX_${role}.>`]);
+  }
+});
+
+test('only the webhook sender reads the events stream, and it publishes no event', () => {
+  const stream = defaultResources.eventsStream;
+  const reading = [
+    `$JS.API.STREAM.CREATE.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}.webhooks`,
+    `$JS.API.CONSUMER.MSG.NEXT.${stream}.webhooks`,
+    `$JS.ACK.${stream}.webhooks.1.2.3.4.5`,
+  ];
+  const destroying = [
+    `$JS.API.STREAM.DELETE.${stream}`,
+    `$JS.API.STREAM.PURGE.${stream}`,
+    `$JS.API.CONSUMER.DELETE.${stream}.webhooks`,
+  ];
+  for (const role of natsRoles) {
+    const { publish } = natsPermissions(role, defaultResources);
+    const allowed = (subject: string) => publish.allow.some((p) => covers(p, subject));
+    for (const subject of reading)
+      assert.equal(allowed(subject), role === 'webhooks', `${role} → ${subject}`);
+    for (const subject of destroying) assert.ok(!allowed(subject), `${role} → ${subject}`);
+    assert.equal(
+      allowed(`${defaultResources.eventsPrefix}.animate.job.queued`),
+      role !== 'webhooks',
+      `${role} publishes events`,
+    );
+  }
+  const webhooks = natsPermissions('webhooks', defaultResources).publish.allow;
+  for (const subject of [
+    `$KV.${defaultResources.jobBuckets[0]}.x`,
+    `${defaultResources.jobsSubjectPrefix}.portrait`,
+  ]) {
+    assert.ok(!webhooks.some((p) => covers(p, subject)), subject);
   }
 });
 

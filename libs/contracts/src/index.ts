@@ -60,3 +60,4 @@ export const services = { Health, Llm, Whisper, Diffusion, Browser } as const sa
   [N in keyof ServiceTypes]: ServiceClientConstructor<N>;
 };
 export { requestLimits } from './limits.js';
+export { sessionDetails } from './session-details.js';

@@ -3,4 +3,5 @@
  * publisher for every process that emits them.
  */
 export { EventPublisher } from './publisher.js';
+export { isEventId, newEventId, timeSortableId } from './ids.js';
 export { sendTraced, traceContextOf, traceHeaders, type TraceParent } from './trace.js';

@@ -1,9 +1,11 @@
 import type { EventPublisher } from '@switchboard/events';
+import { jobView } from './job-view.js';
 import type { JobRecord } from './record.js';
 
 /**
  * `animate.job.<status>`, one per state change. Published only by whoever made the transition
  * land (its compare-and-set won), so each happens once per job however many processes raced for it.
+ * `data` is the job as the API shows it, which webhooks deliver as they are.
  */
 export function publishJobEvent(events: EventPublisher | undefined, record: JobRecord): void {
   events?.publish(`animate.job.${record.status}`, {
@@ -13,5 +15,6 @@ export function publishJobEvent(events: EventPublisher | undefined, record: JobR
     status: record.status,
     attempts: record.attempts,
     ...(record.error ? { error_code: record.error.code } : {}),
+    data: jobView(record),
   });
 }

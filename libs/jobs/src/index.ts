@@ -15,6 +15,7 @@
  */
 export { backendNames, jobNames, type BackendName, type JobNames } from './names.js';
 export { newJobId, isJobId } from './ids.js';
+export { jobView, type JobView } from './job-view.js';
 export {
   jobStatuses,
   isFinished,

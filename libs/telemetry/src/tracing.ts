@@ -16,6 +16,12 @@ export interface TracingOptions {
   /** The service (`gateway`, `llm`, …): the resource's service.name is `switchboard-<service>`. */
   readonly service: string;
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * Whether outgoing HTTP requests get client spans and carry `traceparent` (default true). A
+   * process whose requests go to tenants' servers turns it off: the cluster's trace ids are not
+   * theirs to see, and its own span around each request says what is needed.
+   */
+  readonly traceOutgoingHttp?: boolean;
 }
 
 /**
@@ -64,7 +70,11 @@ const OFF: Tracing = { enabled: false, shutdown: async () => {} };
  * import-in-the-middle loader hook is registered too. Entry points therefore call this first and
  * import the rest of the service dynamically afterwards.
  */
-export async function startTracing({ service, env = processEnv }: TracingOptions): Promise<Tracing> {
+export async function startTracing({
+  service,
+  env = processEnv,
+  traceOutgoingHttp = true,
+}: TracingOptions): Promise<Tracing> {
   if (!tracingEnabled(env)) return OFF;
   register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
   const [
@@ -104,6 +114,8 @@ export async function startTracing({ service, env = processEnv }: TracingOptions
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0] ?? ''),
+        // An ignored outgoing request gets no span, so no context is injected into its headers.
+        ignoreOutgoingRequestHook: () => !traceOutgoingHttp,
       }),
       // One span per route handler: a span for every middleware and router layer (a dozen per
       // request here) made traces unreadable and cost most of the gateway's throughput under load.

@@ -11,6 +11,7 @@ import type {
   SubmitRequest__Output,
   SubmitResponse,
 } from '@switchboard/contracts';
+import { sessionDetails } from '@switchboard/contracts';
 import type { RegistryAnnouncer } from '@switchboard/browser-registry';
 import { SwitchboardError } from '@switchboard/errors';
 import type { EventPublisher } from '@switchboard/events';
@@ -156,6 +157,7 @@ export class SessionService {
         session_id: session.id,
         key_id: keyId,
         worker_id: this.o.workerId,
+        data: sessionEventData(session.view()),
       });
       stop('ok');
       return session.view();
@@ -253,6 +255,7 @@ export class SessionService {
           session_id: session.id,
           key_id: session.ownerKeyId,
           screenshot: `${session.id}/${name}`,
+          data: sessionEventData(session.view()),
         });
         return { screenshot: `${session.id}/${name}` };
       }),
@@ -391,6 +394,7 @@ export class SessionService {
       key_id: session.ownerKeyId,
       worker_id: this.o.workerId,
       reason,
+      data: sessionEventData(session.view()),
     });
     const recorded = this.o.registry
       .putSession(session.view())
@@ -451,6 +455,14 @@ export class SessionService {
       }
     });
   }
+}
+
+/**
+ * An event's `data`: the session as its `details` call shows it, plus when. Webhooks deliver it as
+ * it is, so a receiver needs no call back to learn the session's state.
+ */
+function sessionEventData(view: Session__Output) {
+  return { ...sessionDetails(view), updated_at: new Date().toISOString() };
 }
 
 function requireSelector(selector: string): string {
