@@ -14,6 +14,7 @@ import {
 import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
 import { checkObjectStoreEnv, objectStoreConfigFrom, objectStoreEnvFields } from '@switchboard/objectstore';
 import { z } from 'zod';
+import { AllowedHosts, AllowedPorts } from '@switchboard/address-guard';
 import { parseQuotas, QuotaShapeError, type Quotas } from '@switchboard/usage';
 import { jobEnvFields, jobSettings } from '@switchboard/jobs';
 import {
@@ -34,6 +35,22 @@ const tierQuotas = z.unknown().transform((value, ctx): Quotas => {
     return z.NEVER;
   }
 });
+
+const webhookAllowedHosts = env.list().superRefine((entries, ctx) => {
+  try {
+    AllowedHosts.parse(entries, AllowedPorts.any(), 'WEBHOOK_ALLOWED_HOSTS');
+  } catch (error) {
+    ctx.addIssue({ code: 'custom', message: (error as Error).message });
+  }
+});
+
+const postgresUrl = z.string().refine((value) => {
+  try {
+    return ['postgres:', 'postgresql:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}, 'expected a postgres or postgresql URL');
 
 const tierPolicy = z.object({
   requests_per_minute: z.number().int().positive(),
@@ -102,6 +119,25 @@ const schema = z
       .url(['postgres', 'postgresql'], 'postgresql://127.0.0.1:5432/switchboard')
       .describe(
         'PostgreSQL holding usage records, their rollups and quota reservations, shared by every gateway replica (credentials in the URL; give it as `USAGE_DATABASE_URL_FILE` in a cluster).',
+      ),
+    WEBHOOK_SECRETS_KEY: env
+      .secret(32)
+      .optional()
+      .describe(
+        "Key the webhook endpoints' signing secrets are sealed with in PostgreSQL (AES-256-GCM), at least 32 characters; the same on every gateway replica and webhook sender. Unset = webhooks are off: the `/webhooks` calls answer `503 unavailable` (`npm start` keeps one under `.run/credentials/`).",
+      ),
+    WEBHOOK_DATABASE_URL: postgresUrl
+      .optional()
+      .describe(
+        'PostgreSQL holding webhook endpoints, their sealed secrets and the delivery log, shared with the webhook senders; unset = USAGE_DATABASE_URL (give it as `WEBHOOK_DATABASE_URL_FILE` in a cluster).',
+      ),
+    WEBHOOK_ALLOWED_HOSTS: webhookAllowedHosts.describe(
+      '`host[:port]` entries, comma-separated, exempt from the address guard when an endpoint is registered, and allowed `http://` (tests reach their own receivers on 127.0.0.1). Give the senders the same list.',
+    ),
+    WEBHOOK_DNS_SERVERS: env
+      .list()
+      .describe(
+        "DNS servers (`ip[:port]`, comma-separated) an endpoint's host is resolved with when it is registered; empty = the system resolver.",
       ),
     ...natsCredentialEnvFields,
     ...redisCredentialEnvFields,
@@ -240,6 +276,16 @@ const schema = z
     natsUrl: e.NATS_URL,
     redisUrl: e.REDIS_URL,
     usageDatabaseUrl: e.USAGE_DATABASE_URL,
+    /** Undefined: no secrets key, so webhooks are off and their calls answer 503. */
+    webhooks:
+      e.WEBHOOK_SECRETS_KEY === undefined
+        ? undefined
+        : {
+            databaseUrl: e.WEBHOOK_DATABASE_URL ?? e.USAGE_DATABASE_URL,
+            secretsKey: e.WEBHOOK_SECRETS_KEY,
+            allowedHosts: e.WEBHOOK_ALLOWED_HOSTS,
+            dnsServers: e.WEBHOOK_DNS_SERVERS,
+          },
     natsCredentials: natsCredentialsFrom(e),
     redisCredentials: redisCredentialsFrom(e),
     keysBucket: e.KEYS_BUCKET,

@@ -30,6 +30,7 @@ import { createGatewayMetrics } from './ops/metrics.js';
 import { JobUsage } from './usage/job-usage.js';
 import { meteringOf } from './usage/metering-of.js';
 import { SessionUsage } from './usage/session-usage.js';
+import { openGatewayWebhooks } from './webhooks/gateway-webhooks.js';
 import { NatsLiveness } from './ops/nats-liveness.js';
 import { createApp } from './server.js';
 
@@ -110,6 +111,11 @@ async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollbac
   onRollback(() => callPlaces.close());
   const usage = await openUsageStore({ url: config.usageDatabaseUrl, logger });
   onRollback(() => usage.close());
+  // A database down at start fails nothing (the store retries per call): readiness does not
+  // depend on webhooks, whose calls answer 503 meanwhile.
+  const webhooks =
+    config.webhooks === undefined ? undefined : await openGatewayWebhooks(config.webhooks, logger);
+  onRollback(() => webhooks?.store.close());
   const events = new EventPublisher(nats, logger);
   // The routes reach the same Metering through meteringOf(deps): one retry queue per gateway.
   const metering = meteringOf({ usage, events, metrics, logger, keys, config });
@@ -161,6 +167,7 @@ async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollbac
     metrics,
     objects,
     usage,
+    ...(webhooks === undefined ? {} : { webhooks }),
     nats: natsLiveness,
     live,
     readiness: {
@@ -228,6 +235,7 @@ async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollbac
     sessionUsage.close();
     metering.close();
     await usage.close();
+    await webhooks?.store.close();
     await keys.close();
     await drainNats(nats);
     limiter.close();

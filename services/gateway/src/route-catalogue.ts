@@ -21,6 +21,7 @@ import { queryRoute } from './routes/query.js';
 import { getBrowserScreenshotRoute, getImageRoute, videoFileRoutes } from './routes/stored-files.js';
 import { transcribeRoute } from './routes/transcribe.js';
 import { getUsageRoute } from './routes/usage.js';
+import { webhookRoutes } from './webhooks/routes.js';
 
 /** Probes: before every other check, the cluster allowlist included. */
 export { probeRoutes };
@@ -44,6 +45,7 @@ export const apiKeyRoutes: readonly Route[] = [
   browserSessionDevtoolsRoute,
   getBrowserScreenshotRoute,
   getUsageRoute,
+  ...webhookRoutes,
   ...openAiModelRoutes,
   openAiCompletionRoute,
   openAiChatCompletionRoute,

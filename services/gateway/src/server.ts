@@ -5,6 +5,7 @@ import type { ObjectStore } from '@switchboard/objectstore';
 import type { ConcurrencyLimiter, RateLimiter } from '@switchboard/ratelimit';
 import type { Logger } from '@switchboard/telemetry';
 import type { UsageStore } from '@switchboard/usage';
+import type { GatewayWebhooks } from './webhooks/gateway-webhooks.js';
 import { AccessCheck } from './auth/access.js';
 import { AuthFailureGuard, authenticate } from './auth/authenticate.js';
 import type { LiveRequests } from './auth/live-requests.js';
@@ -48,6 +49,8 @@ export interface GatewayDeps {
   objects: ObjectStore;
   /** Usage records and quota reservations, shared by every replica. */
   usage: UsageStore;
+  /** Webhook endpoints and their delivery log; absent while webhooks are off (their calls answer 503). */
+  webhooks?: GatewayWebhooks;
 }
 
 /**

@@ -47,6 +47,8 @@ const state = {
   usage: null,
   /** Per key id, its quotas in force and what is left: { data, error } (GET …/keys/{id}/quotas). */
   quotaStatus: new Map(),
+  /** Per key id, its webhook endpoints with their recent deliveries: { data, error } (GET …/keys/{id}/webhooks). */
+  webhooks: new Map(),
 };
 let statusTimer = null;
 let statusBusy = false;
@@ -78,7 +80,7 @@ function age(iso) {
 }
 function tone(status) {
   if (['SERVING', 'active', 'running', 'succeeded'].includes(status)) return 's-ok';
-  if (['NOT_SERVING', 'queued'].includes(status)) return 's-warn';
+  if (['NOT_SERVING', 'queued', 'pending'].includes(status)) return 's-warn';
   if (['UNREACHABLE', 'failed'].includes(status)) return 's-bad';
   return 's-idle';
 }
@@ -184,6 +186,7 @@ function signOut(why) {
   statusTimer = null;
   if (state.usage) destroyCharts(state.usage);
   state.quotaStatus.clear();
+  state.webhooks.clear();
   Object.assign(state, {
     token: null,
     signedIn: false,
@@ -288,6 +291,7 @@ function startEdit(key) {
   const card = document.getElementById('edit-card');
   if (card) card.scrollIntoView();
   void loadQuotaStatus(key.id);
+  void loadWebhooks(key.id);
 }
 function cancelEdit() {
   state.editing = null;
@@ -422,6 +426,18 @@ async function loadQuotaStatus(id) {
   } catch (error) {
     if (error && error.status === 401) return failed(error);
     state.quotaStatus.set(id, { data: [], error: `Quotas unavailable: ${message(error)}` });
+  }
+  update();
+}
+
+// --- webhooks ----------------------------------------------------------------------------------
+async function loadWebhooks(id) {
+  try {
+    const body = await api('GET', `/admin/api/keys/${encodeURIComponent(id)}/webhooks`);
+    state.webhooks.set(id, { data: (body && body.data) || [], error: '' });
+  } catch (error) {
+    if (error && error.status === 401) return failed(error);
+    state.webhooks.set(id, { data: [], error: `Webhooks unavailable: ${message(error)}` });
   }
   update();
 }
@@ -745,7 +761,47 @@ function editView(key) {
     </form>
     <h3>Quotas in force <span class="muted small">(as saved)</span></h3>
     ${quotaStatusView(key.id)}
+    <h3>
+      Webhooks
+      <button type="button" @click=${() => loadWebhooks(key.id)}>Reload webhooks</button>
+    </h3>
+    ${webhooksView(key.id)}
   </section>`;
+}
+
+/** The key's endpoints (never a secret: the API shows none) and each one's latest deliveries. */
+function webhooksView(keyId) {
+  const webhooks = state.webhooks.get(keyId);
+  if (!webhooks) return html`<p class="muted">Loading…</p>`;
+  if (webhooks.error) return unavailable(webhooks.error);
+  if (!webhooks.data.length) return html`<p class="muted">No webhook endpoints.</p>`;
+  return webhooks.data.map(
+    (endpoint) =>
+      html`<div class="webhook" data-endpoint=${endpoint.id}>
+        <p>
+          ${badge(endpoint.status, endpoint.status === 'enabled' ? 's-ok' : 's-bad')}
+          ${endpoint.disabled_reason ? html`<span class="muted small">(${endpoint.disabled_reason})</span>` : nothing}
+          <code>${endpoint.url}</code> <span class="muted small">${endpoint.events.join(', ')}</span>
+          ${endpoint.description ? html`<span class="small">— ${endpoint.description}</span>` : nothing}
+        </p>
+        ${table(
+          ['delivery', 'event', 'status', 'attempts', 'response', 'error', 'created', 'next attempt'],
+          endpoint.recent_deliveries.map(
+            (d) =>
+              html`<tr class="delivery" data-status=${d.status}>
+                <td class="mono small">${d.id}</td>
+                <td>${d.type}</td>
+                <td>${badge(d.status, tone(d.status))}</td>
+                <td>${d.attempts}</td>
+                <td>${d.response_status == null ? '—' : `${d.response_status} in ${d.response_ms} ms`}</td>
+                <td class="small">${d.error || '—'}</td>
+                <td class="small">${when(d.created_at)}</td>
+                <td class="small">${d.next_attempt_at ? when(d.next_attempt_at) : '—'}</td>
+              </tr>`,
+          ),
+        )}
+      </div>`,
+  );
 }
 
 /** Rows of a key's own quotas, edited in place; the form that holds them sends them. */

@@ -20,6 +20,7 @@ import { adminBrowserSessionRoute } from './browser-sessions-routes.js';
 import { adminJobPage, jobsRoutes, STATUS_JOBS } from './jobs-routes.js';
 import { keysRoutes } from './keys-routes.js';
 import { usageAdminRoutes } from './usage-routes.js';
+import { keyWebhooksRoute } from './webhooks-routes.js';
 
 /**
  * The dashboard runs only its own files (its script, lit-html and uPlot, all same-origin) and calls only
@@ -137,6 +138,7 @@ export const adminPageRoutes = [
 export const adminApiRoutes = [
   ...keysRoutes,
   ...usageAdminRoutes,
+  keyWebhooksRoute,
   ...jobsRoutes,
   adminBrowserSessionRoute,
   clusterStatusRoute,

@@ -128,6 +128,11 @@ const generated = new OpenApiGeneratorV31([
       description:
         "A key's own metered usage (tokens, audio seconds, images, megapixel-steps, video, browser time) per UTC hour or day.",
     },
+    {
+      name: 'Webhooks',
+      description:
+        "A key's own HTTPS endpoints for its events, signed as Standard Webhooks v1 and retried from a durable queue, with a delivery log and replay.",
+    },
     { name: 'Operations', description: 'Probes and this documentation. No authentication.' },
     {
       name: 'OpenAI-compatible',

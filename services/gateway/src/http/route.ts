@@ -24,6 +24,7 @@ export type Tag =
   | 'Browser sessions'
   | 'Administration'
   | 'Usage'
+  | 'Webhooks'
   | 'Operations'
   | 'OpenAI-compatible';
 

@@ -1,3 +1,4 @@
+import { sessionDetails } from '@switchboard/contracts';
 import type { z } from 'zod';
 import type { Session } from '../clients/session-router.js';
 import type { SessionEndReason, SessionStatus } from '../contract/browser-sessions.js';
@@ -6,16 +7,11 @@ import type { SessionEndReason, SessionStatus } from '../contract/browser-sessio
 
 /** A session as its details show it. */
 export function detailsView(session: Session) {
+  const details = sessionDetails(session);
   return {
-    session_id: session.session_id,
-    status: session.status as SessionStatus,
-    created_at: session.created_at,
-    // Nothing committed yet reads as null rather than an empty string.
-    current_url: session.current_url || null,
-    history: session.history,
-    screenshots: session.screenshots,
-    // Empty while the session is active.
-    end_reason: (session.end_reason || null) as z.infer<typeof SessionEndReason>,
+    ...details,
+    status: details.status as SessionStatus,
+    end_reason: details.end_reason as z.infer<typeof SessionEndReason>,
   };
 }
 
