@@ -12,12 +12,20 @@ import { ManagedProcess } from './process.js';
 import { startPrometheus, type PrometheusHandle, type ScrapeTarget } from './prometheus.js';
 import type { Replica } from './replica-set.js';
 import { parseReplicas } from './replicas.js';
+import { webhookEnv } from './webhook-env.js';
 import { WorkerFleet } from './worker-fleet.js';
 
 export type { Replica } from './replica-set.js';
 
-/** The workers the gateway knows how to reach, in the order they are started. */
-export const workerNames = ['llm', 'whisper', 'diffusion', 'animation', 'browser'] as const;
+/**
+ * The workers, in the order they are started: those the gateway knows how to reach, then the
+ * webhook sender, which nothing calls (it takes the cluster's events from JetStream and delivers
+ * them to the keys' endpoints) but which starts, scales and reports SERVING like them.
+ */
+export const workerNames = ['llm', 'whisper', 'diffusion', 'animation', 'browser', 'webhooks'] as const;
+
+/** Workers the gateway never calls: it gets no `<NAME>_ADDR` for them. */
+const uncalledWorkers: readonly string[] = ['webhooks'];
 
 export interface ClusterOptions {
   /** Repository root (where services/ and .run/ live). */
@@ -162,6 +170,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       writeFileSync(urlFile, `${postgres.url}\n`, { mode: 0o600 });
       usageEnv = { USAGE_DATABASE_URL_FILE: urlFile };
     }
+    // The gateway registers endpoints and the sender delivers: both open the same store.
+    const webhooks = webhookEnv(env, usageEnv, stateDir);
     const isRole = <Role extends string>(roles: readonly Role[], name: string): name is Role =>
       (roles as readonly string[]).includes(name);
     const brokerEnv = (name: string): NodeJS.ProcessEnv => ({
@@ -208,12 +218,21 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const fleet = await WorkerFleet.start({
       workers: built,
       counts: replicaCounts,
-      envOf: (name) => ({ ...shared, ...brokerEnv(name) }),
+      envOf: (name) => ({ ...shared, ...brokerEnv(name), ...(name === 'webhooks' ? webhooks : {}) }),
       spawn: (worker, name, workerEnv) => spawnService(worker, workerEnv, name),
       leaving,
       readyTimeoutMs: timeout,
     });
     late.fleet = fleet;
+    const workerAddresses = Object.fromEntries(
+      Object.entries(fleet.gatewayEnv).filter(
+        ([name]) =>
+          name.endsWith('_ADDR') && !uncalledWorkers.some((w) => name === `${w.toUpperCase()}_ADDR`),
+      ),
+    ) as Record<string, string>;
+    const gatewayWorkerEnv = Object.fromEntries(
+      Object.entries(fleet.gatewayEnv).filter(([name]) => !name.endsWith('_ADDR') || name in workerAddresses),
+    );
 
     const gatewayPort = env.GATEWAY_PORT || '8080';
     const gatewayMetricsPort = env.GATEWAY_METRICS_PORT || String(await freePort());
@@ -221,7 +240,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       ...shared,
       ...brokerEnv('gateway'),
       ...usageEnv,
-      ...fleet.gatewayEnv,
+      ...webhooks,
+      ...gatewayWorkerEnv,
       ADMIN_TOKEN: adminToken,
       ...gatewayKeyPepperEnv(env, stateDir),
       // Loopback unless told otherwise: a development cluster with a printed admin token is not for
@@ -232,9 +252,6 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     });
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     await waitForHttp(`${gatewayUrl}/readyz`, gateway, timeout);
-    const workerAddresses = Object.fromEntries(
-      Object.entries(fleet.gatewayEnv).filter(([name]) => name.endsWith('_ADDR')),
-    ) as Record<string, string>;
     // Every process the cluster runs now, as Prometheus should see it.
     const scrapeTargets = (): ScrapeTarget[] => [
       { pod: 'gateway-0', address: `127.0.0.1:${gatewayMetricsPort}` },

@@ -11,18 +11,23 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 
 const usage = `Usage: npm start  (node libs/devcluster/dist/main.js)
 
-Runs NATS, Redis, every built worker and the gateway as local processes until Ctrl-C.
+Runs NATS, Redis, PostgreSQL, every built worker (the webhook sender among them) and the gateway
+as local processes until Ctrl-C.
 Every setting of the services passes through from the environment; the runner's own:
   GATEWAY_PORT=8080            the gateway's port
   GATEWAY_HOST=127.0.0.1       the gateway's listen address (loopback only unless set)
   SWITCHBOARD_STATE_DIR=.run   keys, credentials, development models and stored files
-  SWITCHBOARD_REPLICAS=llm=3,diffusion=2,whisper=2,browser=2
+  SWITCHBOARD_REPLICAS=llm=3,diffusion=2,whisper=2,browser=2,webhooks=2
                                processes per worker (1 to ${MAX_REPLICAS}; unnamed workers get 1), each on its
                                own loopback address (127.0.0.2, …) and the same port, behind one
                                name (llm.${REPLICA_DOMAIN}) that the gateway resolves through the
                                runner's DNS server (WORKER_DNS_SERVER). Unset: one process each on
                                127.0.0.1, no DNS.
   SWITCHBOARD_FAKE_AVATAR=1    the avatar back-end against a local fake of the D-ID Talks API
+  WEBHOOK_ALLOWED_HOSTS=127.0.0.1:9000
+                               webhook targets exempt from the address guard (and allowed plain
+                               http://), e.g. a receiver on this machine; passed to the gateway and
+                               the sender like every other setting
   SWITCHBOARD_PROMETHEUS=1     also a Prometheus of its own (Debian's prometheus package) on a free
                                loopback port, scraping every process every 2 s with the chart's
                                alert rules loaded (npm run observe)
@@ -77,7 +82,7 @@ async function main(): Promise<void> {
   if (cluster.dnsServer !== undefined) {
     for (const worker of cluster.workers) {
       const replicas = cluster.replicas(worker);
-      const address = cluster.workerAddresses[`${worker.toUpperCase()}_ADDR`];
+      const address = cluster.workerAddresses[`${worker.toUpperCase()}_ADDR`] ?? 'no address (not called)';
       say(
         `[switchboard]   ${worker} ×${replicas.length} at ${address} → ${replicas.map((r) => r.host).join(', ')}`,
       );

@@ -3,15 +3,18 @@ Shared templates. Workers are rendered by ranging over "switchboard.workers"; no
 per service. Component-scoped templates take a dict: (dict "root" $ "component" "llm").
 */}}
 
-{{/* The workers, in the order the gateway knows them. */}}
+{{/*
+The workers, in the order the gateway knows them, then the webhook sender: one Deployment and
+headless Service each from workers.yaml. The gateway calls none of the sender's ports.
+*/}}
 {{- define "switchboard.workers" -}}
-llm whisper diffusion animation browser
+llm whisper diffusion animation browser webhooks
 {{- end }}
 
 {{/*
 The workers the gateway calls over gRPC (<WORKER>_ADDR, gateway -> worker NetworkPolicies). The
-animation worker is not among them: it takes its jobs from the JetStream work queue, and its gRPC
-port serves only grpc.health.v1 to the kubelet's probes.
+animation worker and the webhook sender are not among them: they take their work from JetStream,
+and their gRPC ports serve only grpc.health.v1 to the kubelet's probes.
 */}}
 {{- define "switchboard.grpcWorkers" -}}
 llm whisper diffusion browser
@@ -23,7 +26,28 @@ holds (libs/broker-auth: natsRoles, natsPermissions). The model workers (llm, wh
 never connect: they get no NATS_URL, no credentials and no egress to NATS.
 */}}
 {{- define "switchboard.natsClients" -}}
-gateway browser animation
+gateway browser animation webhooks
+{{- end }}
+
+{{/*
+The components that use the webhook database: the gateway registers endpoints and records test
+events, the webhook sender delivers. Both open the endpoints' sealed secrets (webhookSecretsKey).
+*/}}
+{{- define "switchboard.webhookClients" -}}
+gateway webhooks
+{{- end }}
+
+{{/*
+The webhook database as a dict {url, existingSecret, existingSecretKey}: webhookDatabase when it
+names a URL or a Secret, else usageDatabase's (the same server and database).
+*/}}
+{{- define "switchboard.webhookDatabase" -}}
+{{- $own := .Values.webhookDatabase -}}
+{{- if or $own.url $own.existingSecret -}}
+{{- toYaml $own -}}
+{{- else -}}
+{{- toYaml .Values.usageDatabase -}}
+{{- end -}}
 {{- end }}
 
 {{/* The components that connect to Redis (libs/broker-auth: redisRoles): the gateway's counters. */}}
@@ -125,6 +149,10 @@ gets image.registry, else global.imageRegistry, else docker.io. skaffold passes 
 {{- .Values.keyPepper.existingSecret | default (printf "%s-key-pepper" (include "switchboard.fullname" .)) -}}
 {{- end }}
 
+{{- define "switchboard.webhookSecretsKeySecretName" -}}
+{{- .Values.webhookSecretsKey.existingSecret | default (printf "%s-webhook-secrets-key" (include "switchboard.fullname" .)) -}}
+{{- end }}
+
 {{/*
 "true" when a component uses the object store: the gateway (it serves stored files and keeps
 animation uploads) and the workers with usesObjectStore.
@@ -178,6 +206,10 @@ kept in a Secret, come as files (switchboard.secretItems).
 {{- if and (eq .component "gateway") (not $V.usageDatabase.existingSecret) -}}
 {{- $_ := set $env "USAGE_DATABASE_URL" $V.usageDatabase.url -}}
 {{- end -}}
+{{- if has .component (splitList " " (include "switchboard.webhookClients" .root)) -}}
+{{- $webhookDatabase := include "switchboard.webhookDatabase" .root | fromYaml -}}
+{{- if not $webhookDatabase.existingSecret }}{{ $_ := set $env "WEBHOOK_DATABASE_URL" $webhookDatabase.url }}{{ end -}}
+{{- end -}}
 {{- toYaml $env -}}
 {{- end }}
 
@@ -186,9 +218,10 @@ Everything a component's container reads from Secrets, as a YAML list of {env, s
 place that decides it. switchboard.secretFiles renders the list as files and the <env>_FILE
 variables naming them (libs/config reads such a file as <env>), so no Secret value is ever in a
 Switchboard container's environment, where child processes (ffmpeg, Chromium) and
-/proc/<pid>/environ would see it. Each component gets only its own: CLUSTER_SECRET everywhere; the
-admin token and key pepper on the gateway; its NATS/Redis password on the brokers' clients (the key
-named after the component); S3 keys where the object store is used; the avatar vendor's key where
+/proc/<pid>/environ would see it. Each component gets only its own: CLUSTER_SECRET everywhere but
+the webhook sender (no gRPC peer); the admin token and key pepper on the gateway; the webhook
+secrets key (and the webhook database's URL when a Secret holds it) on the gateway and the webhook
+sender; its NATS/Redis password on the brokers' clients (the key named after the component); S3 keys where the object store is used; the avatar vendor's key where
 that back-end is configured; the collector's export headers (tracing.headersSecret, which often
 carry a token) where the component traces.
 */}}
@@ -197,12 +230,23 @@ carry a token) where the component traces.
 {{- $V := .root.Values -}}
 {{- $c := .component -}}
 {{- $env := .values.env | default dict -}}
-{{- $items := list (dict "env" "CLUSTER_SECRET" "secret" (include "switchboard.clusterSecretName" $root) "key" $V.clusterAuth.existingSecretKey) -}}
+{{- $items := list -}}
+{{- /* The webhook sender is called by no one and calls no worker: no cluster secret. */ -}}
+{{- if ne $c "webhooks" -}}
+{{- $items = append $items (dict "env" "CLUSTER_SECRET" "secret" (include "switchboard.clusterSecretName" $root) "key" $V.clusterAuth.existingSecretKey) -}}
+{{- end -}}
 {{- if eq $c "gateway" -}}
 {{- $items = append $items (dict "env" "ADMIN_TOKEN" "secret" (include "switchboard.adminTokenSecretName" $root) "key" $V.adminToken.existingSecretKey) -}}
 {{- $items = append $items (dict "env" "KEY_PEPPER" "secret" (include "switchboard.keyPepperSecretName" $root) "key" $V.keyPepper.existingSecretKey) -}}
 {{- if and $V.usageDatabase.existingSecret (not (hasKey $env "USAGE_DATABASE_URL")) -}}
 {{- $items = append $items (dict "env" "USAGE_DATABASE_URL" "secret" $V.usageDatabase.existingSecret "key" $V.usageDatabase.existingSecretKey) -}}
+{{- end -}}
+{{- end -}}
+{{- if has $c (splitList " " (include "switchboard.webhookClients" $root)) -}}
+{{- $items = append $items (dict "env" "WEBHOOK_SECRETS_KEY" "secret" (include "switchboard.webhookSecretsKeySecretName" $root) "key" $V.webhookSecretsKey.existingSecretKey) -}}
+{{- $webhookDatabase := include "switchboard.webhookDatabase" $root | fromYaml -}}
+{{- if $webhookDatabase.existingSecret -}}
+{{- $items = append $items (dict "env" "WEBHOOK_DATABASE_URL" "secret" $webhookDatabase.existingSecret "key" $webhookDatabase.existingSecretKey) -}}
 {{- end -}}
 {{- end -}}
 {{- if has $c (splitList " " (include "switchboard.natsClients" $root)) -}}
