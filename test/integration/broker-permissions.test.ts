@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { connect, type NatsConnection } from 'nats';
+import { AckPolicy, connect, RetentionPolicy, StorageType, type NatsConnection } from 'nats';
 import { defaultResources, natsRoles, type NatsRole } from '@switchboard/broker-auth';
 import { CAPACITY_REFUSALS_BUCKET, SESSIONS_BUCKET, WORKERS_BUCKET } from '@switchboard/browser-registry';
 import { startNats, startRedis, type NatsHandle, type RedisHandle } from '@switchboard/devcluster';
@@ -139,6 +139,48 @@ describe('NATS', () => {
     const refusals = await gateway.jetstream().views.kv(CAPACITY_REFUSALS_BUCKET, kvOptions);
     await refusals.put('keyid2345678', '{}');
     await refusal(() => browser.jetstream().views.kv(CAPACITY_REFUSALS_BUCKET, kvOptions));
+  });
+
+  test('the webhook sender reads the events stream through its consumer, and nothing else', async () => {
+    const stream = defaultResources.eventsStream;
+    const webhooks = await as('webhooks');
+    const jsm = await webhooks.jetstreamManager({ timeout: 2_000 });
+    await jsm.streams.add({
+      name: stream,
+      subjects: [`${defaultResources.eventsPrefix}.>`],
+      storage: StorageType.File,
+      retention: RetentionPolicy.Limits,
+    });
+    await jsm.consumers.add(stream, { durable_name: 'webhooks', ack_policy: AckPolicy.Explicit });
+    // Another service's event reaches the stream, and the sender takes it and acknowledges it.
+    const browser = await as('browser');
+    browser.publish(`${defaultResources.eventsPrefix}.browser.session.created`, '{"key_id":"k"}');
+    await browser.flush();
+    const consumer = await webhooks.jetstream({ timeout: 2_000 }).consumers.get(stream, 'webhooks');
+    const message = await consumer.next({ expires: 5_000 });
+    assert.ok(message, 'the event is in the stream');
+    assert.equal(message.subject, `${defaultResources.eventsPrefix}.browser.session.created`);
+    assert.ok(await message.ackAck());
+    // It may neither publish an event (it could forge one for any key) nor subscribe to them,
+    // nor destroy the stream, nor touch the job system.
+    const forged = await refusal(() =>
+      webhooks
+        .jetstream({ timeout: 2_000 })
+        .publish(`${defaultResources.eventsPrefix}.usage.quota.exceeded`, '{}'),
+    );
+    assert.match(forged.message, permissionError);
+    await refusal(() => jsm.streams.purge(stream));
+    await refusal(() => jsm.streams.delete(stream));
+    await refusal(() => webhooks.jetstream({ timeout: 2_000 }).views.kv(jobNames().jobsBucket, kvOptions));
+    const events = webhooks.subscribe(`${defaultResources.eventsPrefix}.>`);
+    assert.match(
+      (
+        await refusal(async () => {
+          for await (const m of events) void m;
+        })
+      ).message,
+      permissionError,
+    );
   });
 });
 

@@ -63,10 +63,7 @@ describe('animation worker image contents (pnpm deploy --prod, as the image buil
 
   test('pnpm deploy --prod of the animation worker gives a self-contained folder without dev dependencies', () => {
     const args = runDockerDeploy(cpuImage, out);
-    assert.ok(
-      args.includes('@switchboard/animation'),
-      `deploys the animation worker: pnpm ${args.join(' ')}`,
-    );
+    assert.ok(args.includes('{services/animation}'), `deploys the animation worker: pnpm ${args.join(' ')}`);
     assertDeployedContents(out, {
       libs: ['config', 'errors', 'events', 'grpc', 'jobs', 'models', 'objectstore', 'telemetry'],
       shipped: ['onnxruntime-node', 'nats', 'prom-client', 'zod'],

@@ -77,7 +77,7 @@ describe('browser worker image contents (pnpm deploy --prod, as the image build 
 
   test('pnpm deploy --prod of the browser worker gives a self-contained folder without dev dependencies', () => {
     const args = runDockerDeploy(image, out);
-    assert.ok(args.includes('@switchboard/browser'), `deploys the browser worker: pnpm ${args.join(' ')}`);
+    assert.ok(args.includes('{services/browser}'), `deploys the browser worker: pnpm ${args.join(' ')}`);
     assertDeployedContents(out, {
       libs: [
         'browser-registry',

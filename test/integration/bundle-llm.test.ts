@@ -54,7 +54,7 @@ describe('llm worker image contents (pnpm deploy --prod, as the image build runs
 
   test('pnpm deploy --prod of the llm worker gives a self-contained folder without dev dependencies', () => {
     const args = runDockerDeploy(cpuImage, out);
-    assert.ok(args.includes('@switchboard/llm'), `deploys the llm worker: pnpm ${args.join(' ')}`);
+    assert.ok(args.includes('{services/llm}'), `deploys the llm worker: pnpm ${args.join(' ')}`);
 
     assertDeployedContents(out, {
       libs: ['config', 'contracts', 'errors', 'grpc', 'models', 'telemetry'],

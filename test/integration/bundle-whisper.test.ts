@@ -81,7 +81,7 @@ describe('whisper worker image contents (pnpm deploy --prod, as the image build 
 
   test('pnpm deploy --prod of the whisper worker gives a self-contained folder without dev dependencies', () => {
     const args = runDockerDeploy(cpuImage, out);
-    assert.ok(args.includes('@switchboard/whisper'), `deploys the whisper worker: pnpm ${args.join(' ')}`);
+    assert.ok(args.includes('{services/whisper}'), `deploys the whisper worker: pnpm ${args.join(' ')}`);
     assertDeployedContents(out, {
       libs: ['config', 'contracts', 'errors', 'grpc', 'models', 'telemetry'],
       shipped: ['onnxruntime-node', '@huggingface/transformers', 'prom-client', 'zod'],

@@ -92,7 +92,12 @@ const externalInfra = {
     existingSecretKey: 'url',
     auth: {
       existingSecret: 'sb-nats-passwords',
-      users: { gateway: 'sb-gateway', browser: 'sb-browser', animation: 'sb-animation' },
+      users: {
+        gateway: 'sb-gateway',
+        browser: 'sb-browser',
+        animation: 'sb-animation',
+        webhooks: 'sb-webhooks',
+      },
     },
   },
   redis: {
@@ -312,6 +317,8 @@ const standInSecrets: Record<string, string> = {
   NATS_PASSWORD: 'stand-in-nats-password',
   REDIS_URL: 'redis://from-a-secret:6379',
   USAGE_DATABASE_URL: 'postgresql://gateway:from-a-secret@postgresql:5432/switchboard',
+  WEBHOOK_DATABASE_URL: 'postgresql://webhooks:from-a-secret@postgresql:5432/switchboard',
+  WEBHOOK_SECRETS_KEY: 'a-stand-in-webhook-secrets-key-0123456789',
   REDIS_PASSWORD: 'stand-in-redis-password',
   S3_ACCESS_KEY: 'stand-in-access-key',
   S3_SECRET_KEY: 'stand-in-secret-key',
@@ -354,7 +361,12 @@ const chartSetsOn: Partial<Record<WorkerName, string[]>> = {
   browser: ['BROWSER_ADVERTISE_HOST', 'DEVTOOLS_PORT', 'NATS_URL', 'NATS_USER', 'NATS_PASSWORD'],
   // Jobs come from the JetStream work queue, as its own NATS user.
   animation: ['NATS_URL', 'NATS_USER', 'NATS_PASSWORD'],
+  // Events from JetStream as its own NATS user; deliveries in PostgreSQL, secrets sealed under the key.
+  webhooks: ['NATS_URL', 'NATS_USER', 'NATS_PASSWORD', 'WEBHOOK_DATABASE_URL', 'WEBHOOK_SECRETS_KEY'],
 };
+/** The webhook sender is called by no one and calls no worker: it gets no CLUSTER_SECRET. */
+const setOnWorker = (worker: string) =>
+  chartSetsOnEveryWorker.filter((name) => worker !== 'webhooks' || name !== 'CLUSTER_SECRET');
 
 for (const [name, expected] of Object.entries(matrix)) {
   describe(`chart: ${name}`, () => {
@@ -475,7 +487,7 @@ for (const [name, expected] of Object.entries(matrix)) {
           [],
           `${worker}: variables its config schema does not know`,
         );
-        const needed = [...chartSetsOnEveryWorker, ...(chartSetsOn[worker] ?? [])];
+        const needed = [...setOnWorker(worker), ...(chartSetsOn[worker] ?? [])];
         assert.deepEqual(
           needed.filter((n) => !sets(container, n)),
           [],
@@ -586,15 +598,21 @@ for (const [name, expected] of Object.entries(matrix)) {
 
     test('CLUSTER_SECRET reaches the gateway and every worker from one Secret, never as a literal', () => {
       const objects = render(name);
-      const refs = ofKind<DeploymentObject>(objects, 'Deployment').map((d) => {
-        assert.ok(
-          !envNames(mainContainer(d)).includes('CLUSTER_SECRET'),
-          `${d.metadata.name}: not a literal`,
-        );
-        const ref = secretRef(d, 'CLUSTER_SECRET');
-        assert.ok(ref, `${d.metadata.name}: CLUSTER_SECRET_FILE, from a Secret`);
-        return ref;
-      });
+      const deployments = ofKind<DeploymentObject>(objects, 'Deployment');
+      for (const d of deployments.filter((d) => componentOf(d) === 'webhooks')) {
+        assert.equal(secretRef(d, 'CLUSTER_SECRET'), undefined, 'the webhook sender has no gRPC peer');
+      }
+      const refs = deployments
+        .filter((d) => componentOf(d) !== 'webhooks')
+        .map((d) => {
+          assert.ok(
+            !envNames(mainContainer(d)).includes('CLUSTER_SECRET'),
+            `${d.metadata.name}: not a literal`,
+          );
+          const ref = secretRef(d, 'CLUSTER_SECRET');
+          assert.ok(ref, `${d.metadata.name}: CLUSTER_SECRET_FILE, from a Secret`);
+          return ref;
+        });
       assert.equal(new Set(refs.map((r) => JSON.stringify(r))).size, 1, 'the same Secret everywhere');
       const given = expected.options.values
         ?.map((v) => (v as { clusterAuth?: { existingSecret?: string } }).clusterAuth?.existingSecret)
@@ -932,9 +950,10 @@ describe('chart: cluster secret', () => {
       generatedSecrets(objects)
         .map((s) => s.name)
         .sort(),
-      ['sb-switchboard-admin-token', 'sb-switchboard-key-pepper'],
+      ['sb-switchboard-admin-token', 'sb-switchboard-key-pepper', 'sb-switchboard-webhook-secrets-key'],
     );
-    for (const component of ['gateway', ...workerNames]) {
+    // The webhook sender has no gRPC peer, so no cluster secret.
+    for (const component of ['gateway', ...workerNames.filter((w) => w !== 'webhooks')]) {
       assert.deepEqual(refOf(objects, component), { name: 'ops-cluster', key: 'value' }, component);
     }
   });
@@ -1032,6 +1051,7 @@ describe('chart: broker credentials (NATS and Redis users)', () => {
   test('each component gets exactly the Secrets it needs, and the NATS and Redis users of its own role', async () => {
     const objects = render('everything on');
     const s3 = ['S3_ACCESS_KEY', 'S3_SECRET_KEY'];
+    const webhook = ['WEBHOOK_SECRETS_KEY'];
     const expected: Record<string, string[]> = {
       gateway: [
         'CLUSTER_SECRET',
@@ -1042,12 +1062,14 @@ describe('chart: broker credentials (NATS and Redis users)', () => {
         'REDIS_URL',
         'REDIS_PASSWORD',
         ...s3,
+        ...webhook,
       ],
       llm: ['CLUSTER_SECRET'],
       whisper: ['CLUSTER_SECRET'],
       diffusion: ['CLUSTER_SECRET', ...s3],
       animation: ['CLUSTER_SECRET', 'NATS_URL', 'NATS_PASSWORD', ...s3, 'AVATAR_API_KEY'],
       browser: ['CLUSTER_SECRET', 'NATS_URL', 'NATS_PASSWORD', ...s3],
+      webhooks: ['NATS_URL', 'NATS_PASSWORD', ...webhook],
     };
     // The chart's NATS and Redis clients are libs/broker-auth's roles, no more, no fewer.
     assert.deepEqual(
@@ -1130,6 +1152,7 @@ describe('chart: infrastructure egress follows what each component uses', () => 
     diffusion: ['objectStore'],
     llm: [],
     whisper: [],
+    webhooks: ['nats'],
   };
   /** Each destination's peers naming its own pods, so a rule for one cannot open another. */
   const ownPeers = {
@@ -1594,7 +1617,7 @@ describe('chart: browser worker', () => {
   test('its image: Debian Chromium without recommends, nothing downloaded, uid 10001, the ports the chart declares', async () => {
     const { build, runtime } = serviceImage('browser');
     const lines = runtime.lines;
-    assert.ok(build.lines.some((l) => /--filter "@switchboard\/browser\.\.\."/.test(l)));
+    assert.ok(build.lines.some((l) => /--filter "\{services\/browser\}\.\.\."/.test(l)));
     assert.ok(build.lines.some((l) => /tsc -b services\/browser\b/.test(l)));
     assert.match(runtime.base, /^node:\d+-bookworm/, 'installs from Debian');
     for (const install of lines.filter((l) => /apt-get install/.test(l)))
@@ -1658,7 +1681,10 @@ describe('chart: worker images', () => {
     for (const { worker, variant, image } of images) {
       const config = await serviceConfig(worker);
       assert.ok(config?.load, `services/${worker} exports its config loader`);
-      const defaults = config.load({ CLUSTER_SECRET: testClusterSecret }) as { grpc: { port: number } };
+      const defaults = config.load({
+        CLUSTER_SECRET: testClusterSecret,
+        WEBHOOK_SECRETS_KEY: standInSecrets.WEBHOOK_SECRETS_KEY!,
+      }) as { grpc: { port: number } };
       const declared = mainContainer(deploymentOf(objects, worker)!)
         .ports!.filter((p) => p.name !== 'grpc')
         .map((p) => p.containerPort);

@@ -244,11 +244,11 @@ describe('chart extension points: pods', () => {
     for (const component of components) assert.equal(extrasOf(plain, component).priorityClassName, undefined);
   });
 
-  test('topology spread: soft zone and node spread of the gateway and browser by default, over their own pods', () => {
+  test('topology spread: soft zone and node spread of the gateway, browser and webhook sender by default, over their own pods', () => {
     const plain = render(everyComponent);
     for (const component of components) {
       const constraints = extrasOf(plain, component).topologySpreadConstraints;
-      if (component !== 'gateway' && component !== 'browser') {
+      if (!['gateway', 'browser', 'webhooks'].includes(component)) {
         assert.equal(constraints, undefined, `${component}: none by default`);
         continue;
       }
@@ -346,7 +346,9 @@ describe('chart extension points: pods', () => {
       const main = mainOf(objects, component) as Container & { envFrom?: object[] };
       const names = envNames(main);
       assert.deepEqual(names.slice(-2), ['EXTRA_PLAIN', 'EXTRA_FROM_SECRET'], component);
-      assert.ok(names.includes('CLUSTER_SECRET_FILE'), `${component}: the chart's own variables stay`);
+      // The webhook sender gets no cluster secret; its own secrets key stands for the chart's files.
+      const chartFile = component === 'webhooks' ? 'WEBHOOK_SECRETS_KEY_FILE' : 'CLUSTER_SECRET_FILE';
+      assert.ok(names.includes(chartFile), `${component}: the chart's own variables stay`);
       assert.deepEqual(main.env!.at(-1)!.valueFrom, {
         secretKeyRef: { name: `${component}-vendor`, key: 'token' },
       });

@@ -125,11 +125,12 @@ describe('helm: the hook Job that creates the generated Secrets', () => {
   const objects = helmTemplate(defaults);
   const hook = hookOf(objects);
 
-  test('creates the cluster secret, key pepper and admin token of a gateway release, with their lengths', () => {
+  test('creates the cluster secret, key pepper, admin token and webhook secrets key of a gateway release, with their lengths', () => {
     assert.deepEqual(hook.secrets, [
       { name: 'sb-switchboard-cluster-secret', key: 'secret', length: 48 },
       { name: 'sb-switchboard-key-pepper', key: 'pepper', length: 64 },
       { name: 'sb-switchboard-admin-token', key: 'token', length: 48 },
+      { name: 'sb-switchboard-webhook-secrets-key', key: 'key', length: 64 },
     ]);
   });
 
@@ -266,6 +267,7 @@ describe('helm: the hook Job that creates the generated Secrets', () => {
           clusterAuth: { existingSecret: 'sealed-cluster' },
           keyPepper: { existingSecret: 'sealed-pepper' },
           adminToken: { existingSecret: 'sealed-admin' },
+          webhookSecretsKey: { existingSecret: 'sealed-webhook-key' },
         },
       ],
     });
@@ -280,7 +282,7 @@ describe('helm: the hook Job that creates the generated Secrets', () => {
     const notes = helmNotes(defaults);
     assert.match(
       notes,
-      /Generated Secrets \(sb-switchboard-cluster-secret, sb-switchboard-key-pepper, sb-switchboard-admin-token\): the hook Job sb-secrets/,
+      /Generated Secrets \(sb-switchboard-cluster-secret, sb-switchboard-key-pepper, sb-switchboard-admin-token, sb-switchboard-webhook-secrets-key\): the hook Job sb-secrets/,
     );
     assert.match(notes, /never changes or deletes one/);
     assert.match(notes, /Rotate by deleting a Secret and upgrading/);

@@ -70,7 +70,7 @@ describe('the usage database in the chart', { timeout: 120_000 }, () => {
     );
   });
 
-  test("only the gateway's egress reaches PostgreSQL's port", () => {
+  test("only the gateway's and the webhook sender's egress reach PostgreSQL's port", () => {
     const objects = renderWithBrokers(everyComponent, fromSecret, {
       networkPolicies: {
         usageDatabase: [
@@ -83,7 +83,10 @@ describe('the usage database in the chart', { timeout: 120_000 }, () => {
     });
     const port = { number: 5432 };
     assert.equal(connectionAllowed(objects, podLabelsOf(objects, 'gateway'), postgresLabels, port), true);
-    for (const worker of workerNames) {
+    // The webhook sender keeps its tables there too unless webhookDatabase names another server
+    // (test/integration/helm-webhooks.test.ts); no other worker reaches it.
+    assert.equal(connectionAllowed(objects, podLabelsOf(objects, 'webhooks'), postgresLabels, port), true);
+    for (const worker of workerNames.filter((w) => w !== 'webhooks')) {
       assert.equal(
         connectionAllowed(objects, podLabelsOf(objects, worker), postgresLabels, port),
         false,

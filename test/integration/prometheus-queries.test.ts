@@ -170,7 +170,7 @@ test(
     const prometheusUrl = cluster.prometheusUrl;
     assert.ok(prometheusUrl, 'SWITCHBOARD_PROMETHEUS=1 starts a Prometheus');
     assert.notEqual(new URL(prometheusUrl).port, '9090', 'the runner’s own Prometheus, never the system one');
-    assert.deepEqual(cluster.workers, ['llm', 'whisper', 'diffusion', 'animation', 'browser']);
+    assert.deepEqual(cluster.workers, ['llm', 'whisper', 'diffusion', 'animation', 'browser', 'webhooks']);
 
     await driveTraffic(cluster.gatewayUrl, cluster.adminToken, site.origin);
 
@@ -183,6 +183,7 @@ test(
       'gateway-0',
       'llm-0',
       'prometheus-0',
+      'webhooks-0',
       'whisper-0',
     ];
     const targetDeadline = Date.now() + 30_000;

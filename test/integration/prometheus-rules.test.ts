@@ -214,6 +214,7 @@ describe('PrometheusRule, dashboard and KEDA queries in the chart', () => {
       'keda: ScaledObject/sb-switchboard-browser',
       'keda: ScaledObject/sb-switchboard-diffusion',
       'keda: ScaledObject/sb-switchboard-llm',
+      'keda: ScaledObject/sb-switchboard-webhooks',
       'keda: ScaledObject/sb-switchboard-whisper',
     ]);
     for (const { source, query } of queries) {

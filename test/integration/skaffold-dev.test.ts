@@ -338,10 +338,16 @@ describe('skaffold: each module comes up alone', () => {
       assert.deepEqual(missing, []);
     });
 
-    test(`${label(c)}: its own hook creates the cluster secret when no release has`, () => {
+    test(`${label(c)}: its own hook creates the shared Secret it reads (the cluster secret) when no release has`, () => {
+      // The webhook sender has no gRPC peer and reads no cluster secret; it shares the webhook
+      // secrets key with the gateway's release instead.
+      const [name, key] =
+        c.service === 'webhooks'
+          ? ['switchboard-webhook-secrets-key', 'key']
+          : ['switchboard-cluster-secret', 'secret'];
       assert.ok(
-        hookSecrets(c.objects).some((s) => s.name === 'switchboard-cluster-secret' && s.key === 'secret'),
-        'the shared cluster secret is in the hook Job',
+        hookSecrets(c.objects).some((s) => s.name === name && s.key === key),
+        `the shared ${name} is in the hook Job`,
       );
       const hooks = c.objects.filter(
         (o) => (o.metadata as { annotations?: Record<string, string> }).annotations?.['helm.sh/hook'],

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -39,6 +40,7 @@ async function clusterExportingTo(
   site: TestSite,
   stateDir: string,
   headersFile?: string,
+  webhookHost?: string,
 ): Promise<Cluster> {
   return startCluster({
     root: repoRoot,
@@ -52,8 +54,25 @@ async function clusterExportingTo(
       OTEL_BSP_SCHEDULE_DELAY: '200',
       ...(receiver ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {}),
       ...(headersFile ? { OTEL_EXPORTER_OTLP_HEADERS_FILE: headersFile } : {}),
+      ...(webhookHost ? { WEBHOOK_ALLOWED_HOSTS: webhookHost } : {}),
     },
   });
+}
+
+/** A webhook endpoint on loopback that keeps the headers of every delivery it gets. */
+async function startHookReceiver(): Promise<{
+  host: string;
+  deliveries: IncomingHttpHeaders[];
+  close(): void;
+}> {
+  const deliveries: IncomingHttpHeaders[] = [];
+  const server = createServer((req, res) => {
+    deliveries.push(req.headers);
+    req.resume().on('end', () => res.writeHead(204).end());
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { host: `127.0.0.1:${port}`, deliveries, close: () => server.close() };
 }
 
 class Client {
@@ -179,15 +198,17 @@ test(
     // A collector that wants a token, which every process reads from a file (as the chart mounts it).
     const receiver = await startOtlpReceiver(0, '127.0.0.1', { authorization: 'Bearer collector-token' });
     const site = await startTestSite();
+    const hooks = await startHookReceiver();
     const stateDir = mkdtempSync(join(tmpdir(), 'sb-traces-'));
     const headersFile = join(stateDir, 'otlp-headers');
     writeFileSync(headersFile, 'authorization=Bearer%20collector-token\n');
     t.after(async () => {
       await site.stop();
+      hooks.close();
       await receiver.close();
       rmSync(stateDir, { recursive: true, force: true });
     });
-    const cluster = await clusterExportingTo(receiver, site, stateDir, headersFile);
+    const cluster = await clusterExportingTo(receiver, site, stateDir, headersFile, hooks.host);
     t.after(() => cluster.stop());
     const client = new Client(cluster.gatewayUrl, await createKey(cluster.gatewayUrl, cluster.adminToken));
     const missing: string[] = [];
@@ -232,7 +253,13 @@ test(
     missing.push(...softlyExpect(navigateSpans, ['browser.navigate']));
     await client.traced(`/api/browser/session/${sessionId}/close`, {});
 
-    // A job: submitted in the request's trace, attempted by the worker after the queue.
+    // A job: submitted in the request's trace, attempted by the worker after the queue, its events
+    // delivered to the key's webhook endpoint in that trace too.
+    const hook = await client.send(CLIENT, '/webhooks', {
+      url: `http://${hooks.host}/`,
+      events: ['animate.job.*'],
+    });
+    assert.equal(hook.status, 201, hook.body);
     const animate = await client.traced(
       '/animate',
       { backend: 'video-diffusion', image: `data:image/png;base64,${png.body}`, fps: 8, duration_s: 1 },
@@ -252,6 +279,7 @@ test(
       'animation.take',
       'animation.attempt',
       'animation.store',
+      'webhooks.deliver',
     ]);
     const [attempt] = jobSpans.filter((span) => span.name === 'animation.attempt');
     assert.equal(attempt?.service, 'switchboard-animation');
@@ -263,6 +291,16 @@ test(
     assert.equal(jobSpans.find((span) => span.name === 'animation.take')?.parentSpanId, submit?.spanId);
     const render = jobSpans.find((span) => span.name === 'animation.render');
     assert.equal(render?.parentSpanId, attempt?.spanId);
+    const delivery = jobSpans.find((span) => span.name === 'webhooks.deliver');
+    assert.equal(delivery?.service, 'switchboard-webhooks');
+    assert.equal(delivery?.attributes['server.address'], '127.0.0.1');
+    // The trace stays inside: the endpoint got the events, none with the cluster's traceparent.
+    assert.ok(hooks.deliveries.length >= 1, 'the endpoint got the job’s events');
+    assert.deepEqual(
+      hooks.deliveries.filter((headers) => headers.traceparent !== undefined),
+      [],
+      'a delivery carries no traceparent',
+    );
 
     // An ordinary client cannot choose its trace: its traceparent is dropped, and its request is
     // traced under a trace id of the gateway's own.

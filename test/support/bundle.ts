@@ -75,7 +75,7 @@ export function assertImageShape(
   assert.equal(build.base, nodeImage, 'built on the pinned Node image');
   assert.ok(!runtime.stages.some((s) => build.stages.includes(s)), 'built in stages the image leaves behind');
   assert.ok(build.lines.some((l) => /pnpm install --frozen-lockfile/.test(l)));
-  assert.ok(build.lines.some((l) => l.includes(`--filter "@switchboard/${service}..."`)));
+  assert.ok(build.lines.some((l) => l.includes(`--filter "{services/${service}}..."`)));
   assert.ok(build.lines.some((l) => l.includes(`tsc -b services/${service} `)));
   const installs = runtime.lines.filter((l) => /apt-get install/.test(l));
   for (const install of installs) assert.match(install, /--no-install-recommends/);

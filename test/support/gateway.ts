@@ -42,6 +42,12 @@ export const testClusterSecret = 'test-cluster-secret-0123456789abcdef';
 /** The KEY_PEPPER every test gateway gets, so gateways of one stack accept each other's keys. */
 export const testKeyPepper = 'test-key-pepper-0123456789abcdef-0123456789';
 
+/**
+ * The WEBHOOK_SECRETS_KEY every test gateway gets (webhooks on, as in every deployment), so a
+ * webhook sender started beside it opens the secrets the gateway sealed. `''` in a test's env turns webhooks off.
+ */
+export const testWebhookSecretsKey = 'test-webhook-secrets-key-0123456789abcdef';
+
 /** Log lines kept for output(): enough for the end of a failed start-up, never unbounded. */
 const OUTPUT_LIMIT = 20_000;
 
@@ -51,6 +57,7 @@ function gatewayEnv(env: Record<string, string>): Record<string, string> {
     ADMIN_TOKEN: testAdminToken,
     CLUSTER_SECRET: testClusterSecret,
     KEY_PEPPER: testKeyPepper,
+    WEBHOOK_SECRETS_KEY: testWebhookSecretsKey,
     LOG_LEVEL: 'warn',
     // Workers that are not running: nothing listens on these ports. They are unassigned ports
     // below 1024, never handed out by freePort() (the kernel's ephemeral range), so no process of

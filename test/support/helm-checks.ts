@@ -6,7 +6,8 @@ import { objectId, objectViolations } from './k8s-schemas.js';
 
 /** Reading helpers and Kubernetes-schema validation for the chart tests. */
 
-export const workerNames = ['llm', 'whisper', 'diffusion', 'animation', 'browser'] as const;
+/** The chart's workers: every Deployment but the gateway's (the webhook sender among them). */
+export const workerNames = ['llm', 'whisper', 'diffusion', 'animation', 'browser', 'webhooks'] as const;
 export type WorkerName = (typeof workerNames)[number];
 /** Workers with `usesModels`: MODEL_DIR, the models volume, ONNX Runtime (CUDA with `gpu`). */
 export const modelWorkers: readonly WorkerName[] = ['llm', 'whisper', 'diffusion', 'animation'];
