@@ -1,0 +1,7 @@
+// The GFM plugin ships no types; these are the parts used here.
+declare module '@joplin/turndown-plugin-gfm' {
+  import type TurndownService from 'turndown';
+
+  /** Tables, strikethrough, task lists and highlighted code blocks together. */
+  export const gfm: TurndownService.Plugin;
+}
