@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { Database, type Queryable } from '@switchboard/postgres';
 import type { Logger } from '@switchboard/telemetry';
 import { reportFrom, type BucketRow } from './report.js';
 import { migrate } from './schema.js';
@@ -25,7 +25,6 @@ export interface UsageStoreOptions {
   recordRetentionDays?: number;
 }
 
-const PROBE_INTERVAL_MS = 5_000;
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 const PRUNE_BATCH = 10_000;
 const WARNING_SHARE = 0.8;
@@ -74,8 +73,6 @@ const RESERVED_SQL = `
 SELECT coalesce(sum(amount), 0)::double precision AS total FROM quota_reservations
 WHERE key_id = $1 AND meter = $2 AND created_at >= $3 AND created_at < $4 AND expires_at > $5`;
 
-type Queryable = Pick<pg.PoolClient, 'query'>;
-
 /** Opens the PostgreSQL usage store, creating or upgrading its tables first. */
 export async function openUsageStore(options: UsageStoreOptions): Promise<UsageStore & PostgresUsageStore> {
   const store = new PostgresUsageStore(options);
@@ -84,125 +81,37 @@ export async function openUsageStore(options: UsageStoreOptions): Promise<UsageS
 }
 
 export class PostgresUsageStore implements UsageStore {
-  private readonly pool: pg.Pool;
+  private readonly db: Database;
   private readonly logger: Logger | undefined;
   private readonly retentionDays: number;
-  private lastProbeOk = false;
-  /** When the outcome behind lastProbeOk began: an older attempt's answer never overrides it. */
-  private outcomeStartedAt = 0;
-  private migrated: Promise<void> | null = null;
-  private readonly timers: NodeJS.Timeout[] = [];
-  private closed = false;
+  private readonly pruneTimer: NodeJS.Timeout;
 
   constructor(options: UsageStoreOptions) {
     this.logger = options.logger;
     this.retentionDays = options.recordRetentionDays ?? 400;
-    this.pool = new pg.Pool({
-      connectionString: options.url,
-      max: options.poolSize ?? 10,
-      connectionTimeoutMillis: 5_000,
-      idleTimeoutMillis: 30_000,
-      statement_timeout: 15_000,
-      application_name: 'switchboard-gateway',
+    this.db = new Database({
+      url: options.url,
+      name: 'usage store',
+      applicationName: 'switchboard-gateway',
+      migrate,
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.poolSize === undefined ? {} : { poolSize: options.poolSize }),
     });
-    // An idle connection the server dropped (a restart) must not take the process down.
-    this.pool.on('error', (error) => this.logger?.warn({ err: error }, 'usage store connection lost'));
-    const probe = setInterval(() => void this.probe(), PROBE_INTERVAL_MS);
-    const prune = setInterval(() => void this.prune(), PRUNE_INTERVAL_MS);
-    for (const timer of [probe, prune]) {
-      timer.unref();
-      this.timers.push(timer);
-    }
+    this.pruneTimer = setInterval(() => void this.prune(), PRUNE_INTERVAL_MS);
+    this.pruneTimer.unref();
   }
 
   get healthy(): boolean {
-    return this.lastProbeOk;
+    return this.db.healthy;
   }
 
-  /** Notes how an attempt begun at `startedAt` ended, unless a later-begun one already told. */
-  private outcome(ok: boolean, startedAt: number): void {
-    if (startedAt < this.outcomeStartedAt) return;
-    this.outcomeStartedAt = startedAt;
-    this.lastProbeOk = ok;
-  }
-
-  /**
-   * Resolves once the schema is in place. A store that cannot be reached at start-up does not
-   * fail the gateway: each later call tries again (and fails, answered 503, until it can).
-   */
-  async ready(): Promise<void> {
-    const startedAt = performance.now();
-    try {
-      await this.schema();
-      this.outcome(true, startedAt);
-    } catch (error) {
-      this.logger?.warn({ err: error }, 'usage store not ready; metered calls are refused until it is');
-    }
-  }
-
-  private schema(): Promise<void> {
-    this.migrated ??= this.withClient((client) => migrate(client)).catch((error: unknown) => {
-      this.migrated = null;
-      throw error;
-    });
-    return this.migrated;
-  }
-
-  private async probe(): Promise<void> {
-    const startedAt = performance.now();
-    try {
-      await this.schema();
-      await this.pool.query('SELECT 1');
-      this.outcome(true, startedAt);
-    } catch {
-      this.outcome(false, startedAt);
-    }
-  }
-
-  private async withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    // A checked-out client's connection can drop (a server restart): without a listener that
-    // 'error' would be uncaught and take the gateway down. The failing query rejects anyway.
-    const onError = (error: Error) => this.logger?.warn({ err: error }, 'usage store connection lost');
-    client.on('error', onError);
-    let failure: Error | undefined;
-    try {
-      return await work(client);
-    } catch (error) {
-      failure = error instanceof Error ? error : new Error(String(error));
-      throw error;
-    } finally {
-      client.off('error', onError);
-      // A client that failed is discarded rather than handed to the next caller half-broken.
-      client.release(failure);
-    }
-  }
-
-  private async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const startedAt = performance.now();
-    try {
-      await this.schema();
-      const result = await this.withClient(async (client) => {
-        await client.query('BEGIN');
-        try {
-          const value = await work(client);
-          await client.query('COMMIT');
-          return value;
-        } catch (error) {
-          await client.query('ROLLBACK').catch(() => undefined);
-          throw error;
-        }
-      });
-      this.outcome(true, startedAt);
-      return result;
-    } catch (error) {
-      this.outcome(false, startedAt);
-      throw error;
-    }
+  /** Creates or upgrades the tables; a database not reachable yet is retried by the next call. */
+  ready(): Promise<void> {
+    return this.db.open();
   }
 
   async record(record: UsageRecord, quotas: Quotas = {}, reservationId?: string): Promise<SettleResult> {
-    return this.transaction(async (client) => {
+    return this.db.transaction(async (client) => {
       // Meters under a quota are locked as admit() locks them, so the 80 % check sees every
       // record before it and a crossing is never missed between two concurrent records.
       const quotaMeters = meterList(record.values).filter((meter) => quotas[meter] !== undefined);
@@ -242,7 +151,7 @@ export class PostgresUsageStore implements UsageStore {
   /** Many records in one transaction (bulk loads, back-fills): same de-duplication, no quota checks. */
   async recordMany(records: readonly UsageRecord[]): Promise<number> {
     if (records.length === 0) return 0;
-    return this.transaction((client) => insertRecords(client, records));
+    return this.db.transaction((client) => insertRecords(client, records));
   }
 
   async admit(request: AdmissionRequest): Promise<Admission> {
@@ -251,7 +160,7 @@ export class PostgresUsageStore implements UsageStore {
       .filter((meter) => request.quotas[meter] !== undefined)
       .sort();
     if (meters.length === 0) return { admitted: true };
-    return this.transaction(async (client) => {
+    return this.db.transaction(async (client) => {
       await lockMeters(client, request.key_id, meters);
       for (const meter of meters) {
         const quota = request.quotas[meter]!;
@@ -296,7 +205,7 @@ export class PostgresUsageStore implements UsageStore {
   }
 
   async release(reservationId: string): Promise<void> {
-    await this.transaction((client) =>
+    await this.db.transaction((client) =>
       client.query('DELETE FROM quota_reservations WHERE reservation_id = $1', [reservationId]),
     );
   }
@@ -307,16 +216,16 @@ export class PostgresUsageStore implements UsageStore {
     period: QuotaPeriod,
     at: Date = new Date(),
   ): Promise<{ settled: number; reserved: number }> {
-    await this.schema();
     const { start, end } = periodBounds(period, at);
-    return this.withClient(async (client) => ({
+    await this.db.schema();
+    return this.db.withClient(async (client) => ({
       settled: await total(client, SETTLED_SQL, [keyId, meter, start, end]),
       reserved: await total(client, RESERVED_SQL, [keyId, meter, start, end, at]),
     }));
   }
 
   async query(query: UsageQuery): Promise<UsageReport> {
-    await this.schema();
+    await this.db.schema();
     const table = query.bucket === 'hour' ? 'usage_hourly' : 'usage_daily';
     const by = (dimension: GroupBy) => query.groupBy.includes(dimension);
     const splits = [
@@ -346,7 +255,7 @@ export class PostgresUsageStore implements UsageStore {
       params.push(query.keyIds);
       keyFilter = 'AND key_id = ANY($3::text[])';
     }
-    const rows = await this.withClient(async (client) => {
+    const rows = await this.db.withClient(async (client) => {
       await client.query('BEGIN READ ONLY');
       try {
         // Sorting up to a million rows: in memory, not on disk.
@@ -375,26 +284,23 @@ export class PostgresUsageStore implements UsageStore {
   /** Deletes raw records past retention, a batch at a time (any replica may run it; it is idempotent). */
   private async prune(): Promise<void> {
     try {
-      await this.schema();
       for (;;) {
-        const { rowCount } = await this.pool.query(
+        const { rowCount } = await this.db.query(
           `DELETE FROM usage_records WHERE id IN (
              SELECT id FROM usage_records WHERE recorded_at < now() - make_interval(days => $1) LIMIT $2)`,
           [this.retentionDays, PRUNE_BATCH],
         );
-        if (!rowCount || rowCount < PRUNE_BATCH || this.closed) break;
+        if (!rowCount || rowCount < PRUNE_BATCH || this.db.isClosed) break;
       }
-      await this.pool.query(`DELETE FROM quota_reservations WHERE expires_at < now() - interval '1 day'`);
+      await this.db.query(`DELETE FROM quota_reservations WHERE expires_at < now() - interval '1 day'`);
     } catch (error) {
       this.logger?.warn({ err: error }, 'usage record pruning failed');
     }
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    for (const timer of this.timers) clearInterval(timer);
-    await this.pool.end();
+    clearInterval(this.pruneTimer);
+    await this.db.close();
   }
 }
 

@@ -1,7 +1,6 @@
-import type pg from 'pg';
 import type { DeliveryStatus, DeliveryView, EndpointStatus, WebhookEndpoint } from './types.js';
 
-export type Queryable = Pick<pg.PoolClient, 'query'>;
+export type { Queryable } from '@switchboard/postgres';
 
 export interface EndpointRow {
   id: string;
