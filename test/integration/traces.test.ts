@@ -151,7 +151,10 @@ async function assertOneTrace(
     spans.some(
       // A worker serving a call has its gRPC server span; one taking a job, the job's spans.
       (span) => span.service === `switchboard-${worker}` && (span.kind === 2 || also.includes(span.name)),
-    ) && also.every((name) => spans.some((span) => span.name === name));
+    ) &&
+    also.every((name) => spans.some((span) => span.name === name)) &&
+    // The gateway's own span ends last (a stream's with its last byte) and may come a batch later.
+    spans.some((span) => span.service === 'switchboard-gateway' && span.parentSpanId === trace.rootSpanId);
   for (;;) {
     spans = receiver.spans.filter((span) => span.traceId === trace.traceId);
     if (complete() || Date.now() > deadline) break;
@@ -160,7 +163,7 @@ async function assertOneTrace(
   const summary = spans.map((span) => `${span.service} ${span.name} ${span.spanId}<-${span.parentSpanId}`);
   assert.ok(
     complete(),
-    `${what}: no span of ${worker} (or none of ${also.join(', ')}) in\n${summary.join('\n')}`,
+    `${what}: no span of ${worker}, of ${also.join(', ') || 'nothing more'} or of the gateway under the proxy's in\n${summary.join('\n')}`,
   );
   const ids = new Set(spans.map((span) => span.spanId));
   const gatewayRoots = spans.filter(
