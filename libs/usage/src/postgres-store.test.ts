@@ -188,6 +188,8 @@ describe('the PostgreSQL usage store', { timeout: 120_000 }, () => {
     assert.equal(over.admitted, false);
   });
 
+  const EXPIRES_SOON_MS = 2_000;
+
   test('a meter known only afterwards refuses once spent; expired reservations stop counting', async () => {
     url = await postgres.createDatabase();
     const store = await replica();
@@ -228,7 +230,8 @@ describe('the PostgreSQL usage store', { timeout: 120_000 }, () => {
           quotas,
           reserve: { output_tokens: 10 },
           check: [],
-          expires_at: new Date(Date.now() + 50),
+          // Long enough to outlast the next admission on a loaded machine; waited out below.
+          expires_at: new Date(Date.now() + EXPIRES_SOON_MS),
         })
       ).admitted,
       true,
@@ -242,7 +245,7 @@ describe('the PostgreSQL usage store', { timeout: 120_000 }, () => {
       expires_at: new Date(Date.now() + 60_000),
     });
     assert.equal(blocked.admitted, false, 'held by the first reservation');
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, EXPIRES_SOON_MS + 100));
     const later = await store.admit({
       reservation_id: 'e3',
       key_id: 'key-e',
