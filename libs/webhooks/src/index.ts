@@ -6,3 +6,4 @@ export { parseRetrySchedule, parseDuration, DEFAULT_RETRY_SCHEDULE } from './ret
 export { WebhookInputError } from './errors.js';
 export { WebhookStore } from './store.js';
 export * from './types.js';
+export { checkWebhookUrl, webhookAllowedHosts } from './target.js';

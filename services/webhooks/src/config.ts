@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { AllowedHosts, AllowedPorts } from '@switchboard/address-guard';
 import { natsCredentialEnvFields, natsCredentialsFrom } from '@switchboard/broker-auth';
 import {
   checkGrpcServerTlsEnv,
@@ -9,7 +8,12 @@ import {
   loadConfig,
 } from '@switchboard/config';
 import { CLUSTER_SECRET_MIN_LENGTH } from '@switchboard/grpc';
-import { DEFAULT_RETRY_SCHEDULE, parseDuration, parseRetrySchedule } from '@switchboard/webhooks';
+import {
+  DEFAULT_RETRY_SCHEDULE,
+  parseDuration,
+  parseRetrySchedule,
+  webhookAllowedHosts,
+} from '@switchboard/webhooks';
 
 const postgresUrl = env.url(['postgres', 'postgresql'], 'postgresql://127.0.0.1:5432/switchboard');
 
@@ -21,11 +25,6 @@ const allowedHosts = env.list().superRefine((entries, ctx) => {
     ctx.addIssue({ code: 'custom', message: (error as Error).message });
   }
 });
-
-/** Exempt hosts may be reached on any port: a receiver names its port in its URL. */
-export function webhookAllowedHosts(entries: readonly string[]): AllowedHosts {
-  return AllowedHosts.parse(entries, AllowedPorts.any(), 'WEBHOOK_ALLOWED_HOSTS');
-}
 
 const retrySchedule = z
   .string()

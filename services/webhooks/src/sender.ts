@@ -17,9 +17,9 @@ import {
   startMetricsServer,
   type Logger,
 } from '@switchboard/telemetry';
-import { SecretBox, WebhookStore } from '@switchboard/webhooks';
+import { SecretBox, WebhookStore, webhookAllowedHosts } from '@switchboard/webhooks';
 import { ensureEventStream, EventIntake } from './adapters/event-stream.js';
-import { webhookAllowedHosts, type WebhooksConfig } from './config.js';
+import type { WebhooksConfig } from './config.js';
 import { deliverOnce } from './delivery/deliver.js';
 import { Dispatcher } from './delivery/dispatcher.js';
 import { startPruning } from './delivery/prune.js';

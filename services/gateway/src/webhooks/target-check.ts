@@ -1,19 +1,17 @@
 import {
-  AllowedHosts,
-  AllowedPorts,
   HostUnresolvedError,
-  portOf,
   resolveAllowed,
-  UrlNotAllowedError,
+  type AllowedHosts,
   type HostResolver,
 } from '@switchboard/address-guard';
 import { SwitchboardError } from '@switchboard/errors';
+import { checkWebhookUrl, webhookAllowedHosts } from '@switchboard/webhooks';
 
 /**
- * The check an endpoint URL passes when it is registered or changed: the same address guard the
- * senders apply at every attempt, run now so a client learns of a refused target at once rather
- * than from a delivery log of failures. Passing it proves nothing about later attempts (DNS may
- * change), which is why the senders check again at connect time.
+ * The check an endpoint URL passes when it is registered or changed: the same rules and address
+ * guard the senders apply at every attempt, run now so a client learns of a refused target at once
+ * rather than from a delivery log of failures. Passing it proves nothing about later attempts (DNS
+ * may change), which is why the senders check again at connect time.
  */
 export class WebhookTargets {
   private readonly allowed: AllowedHosts;
@@ -22,8 +20,7 @@ export class WebhookTargets {
     allowedHosts: readonly string[],
     private readonly resolver: HostResolver,
   ) {
-    // Any port: an endpoint names its port on purpose; the address keeps the cluster out of reach.
-    this.allowed = AllowedHosts.parse(allowedHosts, AllowedPorts.any(), 'WEBHOOK_ALLOWED_HOSTS');
+    this.allowed = webhookAllowedHosts(allowedHosts);
   }
 
   /**
@@ -41,16 +38,9 @@ export class WebhookTargets {
         message: 'url: expected an absolute URL.',
       });
     }
-    const port = portOf(url);
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && this.allowed.allows(url.hostname, port))) {
-      throw new UrlNotAllowedError('scheme', 'Webhook URLs must use https://.');
-    }
-    // A secret in the URL would be sent in every attempt's Authorization header and shown in every view.
-    if (url.username !== '' || url.password !== '') {
-      throw new UrlNotAllowedError('credentials', 'Webhook URLs may not carry a user name or password.');
-    }
     try {
-      await resolveAllowed(url.hostname, port, { allowed: this.allowed, resolver: this.resolver });
+      const { host, port } = checkWebhookUrl(url, this.allowed);
+      await resolveAllowed(host, port, { allowed: this.allowed, resolver: this.resolver });
     } catch (error) {
       if (!(error instanceof HostUnresolvedError)) throw error;
       // Not a refusal by the guard: the client may have a typo, or the name is not published yet.

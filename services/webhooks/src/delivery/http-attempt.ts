@@ -8,14 +8,13 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import {
   HostUnresolvedError,
-  normalizeHost,
-  portOf,
   resolveAllowed,
   UrlNotAllowedError,
   type AllowedHosts,
   type HostResolver,
   type ResolvedAddress,
 } from '@switchboard/address-guard';
+import { checkWebhookUrl } from '@switchboard/webhooks';
 
 /** What is kept of a response body: enough to debug a receiver, never a download. */
 export const RESPONSE_BODY_LIMIT = 1024;
@@ -103,16 +102,7 @@ async function approvedTarget(raw: string, guard: AttemptGuard, timeoutMs: numbe
   } catch {
     throw new UrlNotAllowedError('scheme', 'The URL is not a valid URL.');
   }
-  if (url.username !== '' || url.password !== '') {
-    throw new UrlNotAllowedError('credentials', 'The URL may not carry credentials.');
-  }
-  const host = normalizeHost(url.hostname);
-  if (host === null) throw new HostUnresolvedError(url.hostname);
-  const port = portOf(url);
-  const exempt = guard.allowed.allows(host, port);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && exempt)) {
-    throw new UrlNotAllowedError('scheme', 'Only https:// URLs may receive webhooks.');
-  }
+  const { host, port } = checkWebhookUrl(url, guard.allowed);
   const address = await withDeadline(resolveAllowed(host, port, guard), timeoutMs);
   return { url, host, port, address };
 }
