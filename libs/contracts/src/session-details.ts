@@ -13,6 +13,7 @@ export function sessionDetails(session: Session__Output) {
     current_url: session.current_url || null,
     history: session.history,
     screenshots: session.screenshots,
+    pdfs: session.pdfs,
     // Empty while the session is active.
     end_reason: session.end_reason || null,
   };

@@ -24,6 +24,9 @@ export {
   imageKeyOfFile,
   videoKeyOfFile,
   screenshotKeyOfFile,
+  pdfFileName,
+  pdfKey,
+  pdfKeyOfFile,
   type AnimationInputField,
 } from './layout.js';
 export { LocalObjectStore } from './local.js';

@@ -7,6 +7,9 @@ import {
   inputKey,
   inputPrefix,
   newImageId,
+  pdfFileName,
+  pdfKey,
+  pdfKeyOfFile,
   posterKey,
   screenshotKey,
   screenshotKeyOfFile,
@@ -64,6 +67,18 @@ test('screenshots: capture names and keys', () => {
   ]) {
     assert.equal(screenshotKeyOfFile('s1', bad), null, bad);
   }
+});
+
+test('PDFs: beside the screenshots of their session, and only their own names parse', () => {
+  const name = pdfFileName(1_700_000_000_123);
+  assert.equal(name, 'page-1700000000123.pdf');
+  assert.equal(pdfKey('s1', name), 'screenshots/s1/page-1700000000123.pdf');
+  assert.equal(pdfKeyOfFile('s1', name), pdfKey('s1', name));
+  for (const bad of ['page-1.pdf', 'page-1700000000123.PDF', 'capture-1700000000123.png', '../meta']) {
+    assert.equal(pdfKeyOfFile('s1', bad), null, bad);
+  }
+  // Neither parser takes the other's files.
+  assert.equal(screenshotKeyOfFile('s1', name), null);
 });
 
 test('animation inputs live under one prefix per job', () => {

@@ -9,6 +9,7 @@ export const SCREENSHOTS_PREFIX = 'screenshots/';
 const IMAGE_FILE = /^img-[A-Za-z0-9-]{1,64}\.png$/;
 const VIDEO_FILE = /^job-[A-Za-z0-9-]{1,64}\.(mp4|jpg)$/;
 const CAPTURE_FILE = /^capture-\d{13,20}\.png$/;
+const PDF_FILE = /^page-\d{13,20}\.pdf$/;
 
 /** A fresh generated-image id (`img-<uuid>`). */
 export const newImageId = (): string => `img-${randomUUID()}`;
@@ -24,6 +25,16 @@ export const posterKey = (jobId: string): string => `videos/${jobId}.jpg`;
 
 /** The file name of a screenshot taken at `unixMs` (unique per session: callers never reuse a time). */
 export const captureFileName = (unixMs: number): string => `capture-${unixMs}.png`;
+
+/** The file name of a PDF printed at `unixMs` (unique per session, as capture names are). */
+export const pdfFileName = (unixMs: number): string => `page-${unixMs}.pdf`;
+
+/**
+ * A session's PDF: `screenshots/<session id>/<pdf file name>`. Beside its screenshots, so one
+ * retention rule (and one owner check) covers every file a session leaves behind.
+ */
+export const pdfKey = (sessionId: string, file: string): string =>
+  `${SCREENSHOTS_PREFIX}${sessionId}/${file}`;
 
 /** A session's screenshot: `screenshots/<session id>/<capture file name>`. */
 export const screenshotKey = (sessionId: string, file: string): string =>
@@ -56,4 +67,9 @@ export function videoKeyOfFile(file: string): { key: string; poster: boolean } |
 /** The key of a served screenshot file name (`capture-<unix ms>.png`) of a session, or null. */
 export function screenshotKeyOfFile(sessionId: string, file: string): string | null {
   return CAPTURE_FILE.test(file) ? screenshotKey(sessionId, file) : null;
+}
+
+/** The key of a served PDF file name (`page-<unix ms>.pdf`) of a session, or null. */
+export function pdfKeyOfFile(sessionId: string, file: string): string | null {
+  return PDF_FILE.test(file) ? pdfKey(sessionId, file) : null;
 }

@@ -103,6 +103,11 @@ const schema = z
       .describe(
         'How long navigate, and the navigation a submit causes, may take before `502 navigation_failed`.',
       ),
+    BROWSER_CONTENT_MAX_BYTES: env
+      .positiveInt(5 * 1024 * 1024)
+      .describe(
+        'The bound on each text format of `content` and `scrape` (`html`, `text`, `markdown`, and `links` together), in UTF-8 bytes; a longer one is cut on a character boundary with `truncated: true`.',
+      ),
     BROWSER_ALLOWED_HOSTS: allowedHosts.describe(
       '`host[:port]` entries, comma-separated, exempt from the address guard (tests reach their own local pages).',
     ),
@@ -172,6 +177,7 @@ const schema = z
     maxSessions: e.BROWSER_MAX_SESSIONS,
     idleTimeoutMs: e.BROWSER_IDLE_TIMEOUT_MS,
     navigationTimeoutMs: e.BROWSER_NAVIGATION_TIMEOUT_MS,
+    contentMaxBytes: e.BROWSER_CONTENT_MAX_BYTES,
     allowedHosts: e.BROWSER_ALLOWED_HOSTS,
     allowedPorts: e.BROWSER_ALLOWED_PORTS,
     sessionBounds: {

@@ -23,7 +23,7 @@ export function createBrowserMetrics(registry: Registry) {
     }),
     actionSeconds: new Histogram({
       name: 'browser_action_duration_seconds',
-      help: 'Duration of session calls (create, navigate, input, submit, capture, close) by outcome.',
+      help: 'Duration of session calls (create, navigate, input, submit, capture, content, pdf, close) by outcome.',
       labelNames: ['action', 'outcome'],
       buckets: actionBuckets,
       registers,

@@ -12,6 +12,8 @@ export function browserService(sessions: SessionService): ServiceRegistration {
     Input: (request, ctx) => sessions.input(request, key(ctx)),
     Submit: (request, ctx) => sessions.submit(request, key(ctx)),
     Capture: (request, ctx) => sessions.capture(request.session_id, key(ctx)),
+    Content: (request, ctx) => sessions.content(request, key(ctx)),
+    Pdf: (request, ctx) => sessions.pdf(request, key(ctx)),
     GetDetails: async (request, ctx) => sessions.details(request.session_id, key(ctx)),
     CloseSession: (request, ctx) => sessions.close(request.session_id, key(ctx)),
     GetCapacity: async () => sessions.capacity(),

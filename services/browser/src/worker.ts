@@ -136,6 +136,7 @@ export function startBrowserWorker(config: BrowserConfig, logger: Logger): Promi
       maxSessions: config.maxSessions,
       idleTimeoutMs: config.idleTimeoutMs,
       navigationTimeoutMs: config.navigationTimeoutMs,
+      contentMaxBytes: config.contentMaxBytes,
       bounds: {
         memoryLimitBytes: bounds.memoryLimitMb * 2 ** 20,
         maxDevtoolsConnections: bounds.maxDevtoolsConnections,

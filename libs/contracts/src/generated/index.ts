@@ -52,6 +52,8 @@ export type { BrowserClient, BrowserDefinition, BrowserHandlers } from './switch
 export type { CapacityRequest, CapacityRequest__Output } from './switchboard/browser/v1/CapacityRequest.js';
 export type { CapacityResponse, CapacityResponse__Output } from './switchboard/browser/v1/CapacityResponse.js';
 export type { CaptureResponse, CaptureResponse__Output } from './switchboard/browser/v1/CaptureResponse.js';
+export type { ContentRequest, ContentRequest__Output } from './switchboard/browser/v1/ContentRequest.js';
+export type { ContentResponse, ContentResponse__Output } from './switchboard/browser/v1/ContentResponse.js';
 export type { CreateSessionRequest, CreateSessionRequest__Output } from './switchboard/browser/v1/CreateSessionRequest.js';
 export type { InputRequest, InputRequest__Output } from './switchboard/browser/v1/InputRequest.js';
 export type { InputResponse, InputResponse__Output } from './switchboard/browser/v1/InputResponse.js';
@@ -59,6 +61,10 @@ export type { ListSessionsRequest, ListSessionsRequest__Output } from './switchb
 export type { ListSessionsResponse, ListSessionsResponse__Output } from './switchboard/browser/v1/ListSessionsResponse.js';
 export type { NavigateRequest, NavigateRequest__Output } from './switchboard/browser/v1/NavigateRequest.js';
 export type { NavigateResponse, NavigateResponse__Output } from './switchboard/browser/v1/NavigateResponse.js';
+export type { PageLink, PageLink__Output } from './switchboard/browser/v1/PageLink.js';
+export type { PageMetadata, PageMetadata__Output } from './switchboard/browser/v1/PageMetadata.js';
+export type { PdfRequest, PdfRequest__Output } from './switchboard/browser/v1/PdfRequest.js';
+export type { PdfResponse, PdfResponse__Output } from './switchboard/browser/v1/PdfResponse.js';
 export type { Session, Session__Output } from './switchboard/browser/v1/Session.js';
 export type { SessionRecord, SessionRecord__Output } from './switchboard/browser/v1/SessionRecord.js';
 export type { SessionRef, SessionRef__Output } from './switchboard/browser/v1/SessionRef.js';

@@ -7,6 +7,8 @@ import type { BrowserClient as _switchboard_browser_v1_BrowserClient, BrowserDef
 import type { CapacityRequest as _switchboard_browser_v1_CapacityRequest, CapacityRequest__Output as _switchboard_browser_v1_CapacityRequest__Output } from './switchboard/browser/v1/CapacityRequest.js';
 import type { CapacityResponse as _switchboard_browser_v1_CapacityResponse, CapacityResponse__Output as _switchboard_browser_v1_CapacityResponse__Output } from './switchboard/browser/v1/CapacityResponse.js';
 import type { CaptureResponse as _switchboard_browser_v1_CaptureResponse, CaptureResponse__Output as _switchboard_browser_v1_CaptureResponse__Output } from './switchboard/browser/v1/CaptureResponse.js';
+import type { ContentRequest as _switchboard_browser_v1_ContentRequest, ContentRequest__Output as _switchboard_browser_v1_ContentRequest__Output } from './switchboard/browser/v1/ContentRequest.js';
+import type { ContentResponse as _switchboard_browser_v1_ContentResponse, ContentResponse__Output as _switchboard_browser_v1_ContentResponse__Output } from './switchboard/browser/v1/ContentResponse.js';
 import type { CreateSessionRequest as _switchboard_browser_v1_CreateSessionRequest, CreateSessionRequest__Output as _switchboard_browser_v1_CreateSessionRequest__Output } from './switchboard/browser/v1/CreateSessionRequest.js';
 import type { InputRequest as _switchboard_browser_v1_InputRequest, InputRequest__Output as _switchboard_browser_v1_InputRequest__Output } from './switchboard/browser/v1/InputRequest.js';
 import type { InputResponse as _switchboard_browser_v1_InputResponse, InputResponse__Output as _switchboard_browser_v1_InputResponse__Output } from './switchboard/browser/v1/InputResponse.js';
@@ -14,6 +16,10 @@ import type { ListSessionsRequest as _switchboard_browser_v1_ListSessionsRequest
 import type { ListSessionsResponse as _switchboard_browser_v1_ListSessionsResponse, ListSessionsResponse__Output as _switchboard_browser_v1_ListSessionsResponse__Output } from './switchboard/browser/v1/ListSessionsResponse.js';
 import type { NavigateRequest as _switchboard_browser_v1_NavigateRequest, NavigateRequest__Output as _switchboard_browser_v1_NavigateRequest__Output } from './switchboard/browser/v1/NavigateRequest.js';
 import type { NavigateResponse as _switchboard_browser_v1_NavigateResponse, NavigateResponse__Output as _switchboard_browser_v1_NavigateResponse__Output } from './switchboard/browser/v1/NavigateResponse.js';
+import type { PageLink as _switchboard_browser_v1_PageLink, PageLink__Output as _switchboard_browser_v1_PageLink__Output } from './switchboard/browser/v1/PageLink.js';
+import type { PageMetadata as _switchboard_browser_v1_PageMetadata, PageMetadata__Output as _switchboard_browser_v1_PageMetadata__Output } from './switchboard/browser/v1/PageMetadata.js';
+import type { PdfRequest as _switchboard_browser_v1_PdfRequest, PdfRequest__Output as _switchboard_browser_v1_PdfRequest__Output } from './switchboard/browser/v1/PdfRequest.js';
+import type { PdfResponse as _switchboard_browser_v1_PdfResponse, PdfResponse__Output as _switchboard_browser_v1_PdfResponse__Output } from './switchboard/browser/v1/PdfResponse.js';
 import type { Session as _switchboard_browser_v1_Session, Session__Output as _switchboard_browser_v1_Session__Output } from './switchboard/browser/v1/Session.js';
 import type { SessionRecord as _switchboard_browser_v1_SessionRecord, SessionRecord__Output as _switchboard_browser_v1_SessionRecord__Output } from './switchboard/browser/v1/SessionRecord.js';
 import type { SessionRef as _switchboard_browser_v1_SessionRef, SessionRef__Output as _switchboard_browser_v1_SessionRef__Output } from './switchboard/browser/v1/SessionRef.js';
@@ -33,6 +39,8 @@ export interface ProtoGrpcType {
         CapacityRequest: MessageTypeDefinition<_switchboard_browser_v1_CapacityRequest, _switchboard_browser_v1_CapacityRequest__Output>
         CapacityResponse: MessageTypeDefinition<_switchboard_browser_v1_CapacityResponse, _switchboard_browser_v1_CapacityResponse__Output>
         CaptureResponse: MessageTypeDefinition<_switchboard_browser_v1_CaptureResponse, _switchboard_browser_v1_CaptureResponse__Output>
+        ContentRequest: MessageTypeDefinition<_switchboard_browser_v1_ContentRequest, _switchboard_browser_v1_ContentRequest__Output>
+        ContentResponse: MessageTypeDefinition<_switchboard_browser_v1_ContentResponse, _switchboard_browser_v1_ContentResponse__Output>
         CreateSessionRequest: MessageTypeDefinition<_switchboard_browser_v1_CreateSessionRequest, _switchboard_browser_v1_CreateSessionRequest__Output>
         InputRequest: MessageTypeDefinition<_switchboard_browser_v1_InputRequest, _switchboard_browser_v1_InputRequest__Output>
         InputResponse: MessageTypeDefinition<_switchboard_browser_v1_InputResponse, _switchboard_browser_v1_InputResponse__Output>
@@ -40,6 +48,10 @@ export interface ProtoGrpcType {
         ListSessionsResponse: MessageTypeDefinition<_switchboard_browser_v1_ListSessionsResponse, _switchboard_browser_v1_ListSessionsResponse__Output>
         NavigateRequest: MessageTypeDefinition<_switchboard_browser_v1_NavigateRequest, _switchboard_browser_v1_NavigateRequest__Output>
         NavigateResponse: MessageTypeDefinition<_switchboard_browser_v1_NavigateResponse, _switchboard_browser_v1_NavigateResponse__Output>
+        PageLink: MessageTypeDefinition<_switchboard_browser_v1_PageLink, _switchboard_browser_v1_PageLink__Output>
+        PageMetadata: MessageTypeDefinition<_switchboard_browser_v1_PageMetadata, _switchboard_browser_v1_PageMetadata__Output>
+        PdfRequest: MessageTypeDefinition<_switchboard_browser_v1_PdfRequest, _switchboard_browser_v1_PdfRequest__Output>
+        PdfResponse: MessageTypeDefinition<_switchboard_browser_v1_PdfResponse, _switchboard_browser_v1_PdfResponse__Output>
         Session: MessageTypeDefinition<_switchboard_browser_v1_Session, _switchboard_browser_v1_Session__Output>
         SessionRecord: MessageTypeDefinition<_switchboard_browser_v1_SessionRecord, _switchboard_browser_v1_SessionRecord__Output>
         SessionRef: MessageTypeDefinition<_switchboard_browser_v1_SessionRef, _switchboard_browser_v1_SessionRef__Output>

@@ -2,11 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type {
   CaptureResponse,
   CapacityResponse,
+  ContentRequest__Output,
+  ContentResponse,
   CreateSessionRequest__Output,
   InputRequest__Output,
   InputResponse,
   NavigateRequest__Output,
   NavigateResponse,
+  PdfRequest__Output,
+  PdfResponse,
   Session__Output,
   SubmitRequest__Output,
   SubmitResponse,
@@ -15,13 +19,16 @@ import { sessionDetails } from '@switchboard/contracts';
 import type { RegistryAnnouncer } from '@switchboard/browser-registry';
 import { SwitchboardError } from '@switchboard/errors';
 import type { EventPublisher } from '@switchboard/events';
-import { OWNER_KEY_ID_METADATA, screenshotKey, type ObjectStore } from '@switchboard/objectstore';
+import { OWNER_KEY_ID_METADATA, pdfKey, screenshotKey, type ObjectStore } from '@switchboard/objectstore';
 import { withSpan, type Logger } from '@switchboard/telemetry';
 import { BrowserPool, type PoolOptions } from '../chromium/browser-pool.js';
 import type { TabReserver } from '../chromium/browser-targets.js';
 import type { PooledBrowser } from '../chromium/pooled-browser.js';
 import type { BrowserMetrics } from '../metrics.js';
+import { contentFormats, contentResponse } from './content-request.js';
+import { readPageContent } from '../content/page-content.js';
 import { MemoryWatch } from './memory-watch.js';
+import { paperFormat, printPdf, waitForSelector } from './page-print.js';
 import { fill, navigate, screenshot, submit } from './page-actions.js';
 import { BrowserSession, type EndReason } from './session.js';
 import {
@@ -46,12 +53,17 @@ export interface SessionServiceOptions {
   bounds: { memoryLimitBytes: number; maxDevtoolsConnections: number };
   /** Throws url_not_allowed (or navigation_failed for a name that does not resolve). */
   checkUrl: (url: string) => Promise<void>;
+  /** BROWSER_CONTENT_MAX_BYTES: the bound on each text format of `content`, in UTF-8 bytes. */
+  contentMaxBytes: number;
   objects: ObjectStore;
   registry: RegistryAnnouncer;
   events: EventPublisher;
   metrics: BrowserMetrics;
   logger: Logger;
 }
+
+/** `wait_for` waits 5 s unless the caller asks for longer, and never more than 30 s. */
+const waitForTimeoutMs = (asked: number): number => Math.min(asked || 5_000, 30_000);
 
 /** Ended sessions still answer `details`, with their status, for an hour. */
 const ENDED_RETENTION_MS = 60 * 60 * 1000;
@@ -262,6 +274,68 @@ export class SessionService {
     );
   }
 
+  /** The page as it is now, in the asked formats, each bounded (content-request.ts says how). */
+  async content(request: ContentRequest__Output, keyId: string): Promise<ContentResponse> {
+    const session = this.owned(request.session_id, keyId);
+    const formats = contentFormats(request.formats);
+    return this.timed('content', session.id, () =>
+      session.run(async (browser) => {
+        if (request.wait_for) {
+          await waitForSelector(
+            browser.page,
+            request.wait_for,
+            waitForTimeoutMs(request.wait_for_timeout_ms),
+          );
+        }
+        const content = await readPageContent(browser.page, {
+          formats,
+          ...(request.selector ? { selector: request.selector } : {}),
+          mainContent: request.main_content,
+          maxBytes: this.o.contentMaxBytes,
+        });
+        return contentResponse(session.id, content);
+      }),
+    );
+  }
+
+  /** Chromium's printing of the page as it is now, stored beside the session's screenshots. */
+  async pdf(request: PdfRequest__Output, keyId: string): Promise<PdfResponse> {
+    const session = this.owned(request.session_id, keyId);
+    const format = paperFormat(request.format);
+    return this.timed('pdf', session.id, () =>
+      session.run(async (browser) => {
+        const { pdf, pages } = await printPdf(browser.page, {
+          format,
+          landscape: request.landscape,
+          printBackground: request.print_background,
+        });
+        const name = session.nextPdfName();
+        try {
+          await this.o.objects.put(pdfKey(session.id, name), pdf, {
+            contentType: 'application/pdf',
+            size: pdf.length,
+            metadata: { [OWNER_KEY_ID_METADATA]: session.ownerKeyId },
+          });
+        } catch (error) {
+          throw new SwitchboardError('unavailable', {
+            message: 'The PDF could not be stored.',
+            cause: error,
+          });
+        }
+        session.pdfs.push(name);
+        this.o.registry.publishSession(session.view());
+        this.o.events.publish('browser.pdf.created', {
+          session_id: session.id,
+          key_id: session.ownerKeyId,
+          pdf: `${session.id}/${name}`,
+          pages,
+          data: { ...sessionEventData(session.view()), pdf: `${session.id}/${name}`, pages },
+        });
+        return { pdf: `${session.id}/${name}`, pages };
+      }),
+    );
+  }
+
   details(sessionId: string, keyId: string): Session__Output {
     const session = this.owned(sessionId, keyId);
     if (session.status === 'active') session.touch();
@@ -294,6 +368,13 @@ export class SessionService {
     const release = session.takeDevtoolsConnection(this.o.bounds.maxDevtoolsConnections);
     session.touch();
     return { session, cdpUrl: browser.cdpUrl, tabs: browser.targets, release };
+  }
+
+  /** For a live viewer: the caller's active session (watching is not activity, so no touch). */
+  liveSession(sessionId: string, keyId: string): BrowserSession {
+    const session = this.owned(sessionId, keyId);
+    session.assertActive();
+    return session;
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { Session__Output } from '@switchboard/contracts';
 import { SwitchboardError } from '@switchboard/errors';
-import { captureFileName } from '@switchboard/objectstore';
+import { captureFileName, pdfFileName } from '@switchboard/objectstore';
 import type { PooledBrowser } from '../chromium/pooled-browser.js';
 import type { GuardWatch } from './page-actions.js';
 
@@ -24,6 +24,7 @@ export class BrowserSession implements GuardWatch {
   status: SessionStatus = 'active';
   readonly history: string[] = [];
   readonly screenshots: string[] = [];
+  readonly pdfs: string[] = [];
   lastActivity = Date.now();
   endedAt: number | undefined;
   endReason: EndReason | undefined;
@@ -91,10 +92,18 @@ export class BrowserSession implements GuardWatch {
     };
   }
 
-  /** Capture names use unix ms; two captures in one millisecond still get distinct names. */
   nextCaptureName(): string {
+    return captureFileName(this.nextFileMs());
+  }
+
+  nextPdfName(): string {
+    return pdfFileName(this.nextFileMs());
+  }
+
+  /** Stored files are named by unix ms on one clock: two in one millisecond still differ. */
+  private nextFileMs(): number {
     this.lastCaptureMs = Math.max(Date.now(), this.lastCaptureMs + 1);
-    return captureFileName(this.lastCaptureMs);
+    return this.lastCaptureMs;
   }
 
   mark(): number {
@@ -127,6 +136,7 @@ export class BrowserSession implements GuardWatch {
       current_url: this.history.at(-1) ?? '',
       history: [...this.history],
       screenshots: [...this.screenshots],
+      pdfs: [...this.pdfs],
       owner_key_id: this.ownerKeyId,
       end_reason: this.endReason ?? '',
     };

@@ -7,6 +7,8 @@ import type { MethodDefinition } from '@grpc/proto-loader'
 import type { CapacityRequest as _switchboard_browser_v1_CapacityRequest, CapacityRequest__Output as _switchboard_browser_v1_CapacityRequest__Output } from '../../../switchboard/browser/v1/CapacityRequest.js';
 import type { CapacityResponse as _switchboard_browser_v1_CapacityResponse, CapacityResponse__Output as _switchboard_browser_v1_CapacityResponse__Output } from '../../../switchboard/browser/v1/CapacityResponse.js';
 import type { CaptureResponse as _switchboard_browser_v1_CaptureResponse, CaptureResponse__Output as _switchboard_browser_v1_CaptureResponse__Output } from '../../../switchboard/browser/v1/CaptureResponse.js';
+import type { ContentRequest as _switchboard_browser_v1_ContentRequest, ContentRequest__Output as _switchboard_browser_v1_ContentRequest__Output } from '../../../switchboard/browser/v1/ContentRequest.js';
+import type { ContentResponse as _switchboard_browser_v1_ContentResponse, ContentResponse__Output as _switchboard_browser_v1_ContentResponse__Output } from '../../../switchboard/browser/v1/ContentResponse.js';
 import type { CreateSessionRequest as _switchboard_browser_v1_CreateSessionRequest, CreateSessionRequest__Output as _switchboard_browser_v1_CreateSessionRequest__Output } from '../../../switchboard/browser/v1/CreateSessionRequest.js';
 import type { InputRequest as _switchboard_browser_v1_InputRequest, InputRequest__Output as _switchboard_browser_v1_InputRequest__Output } from '../../../switchboard/browser/v1/InputRequest.js';
 import type { InputResponse as _switchboard_browser_v1_InputResponse, InputResponse__Output as _switchboard_browser_v1_InputResponse__Output } from '../../../switchboard/browser/v1/InputResponse.js';
@@ -14,6 +16,8 @@ import type { ListSessionsRequest as _switchboard_browser_v1_ListSessionsRequest
 import type { ListSessionsResponse as _switchboard_browser_v1_ListSessionsResponse, ListSessionsResponse__Output as _switchboard_browser_v1_ListSessionsResponse__Output } from '../../../switchboard/browser/v1/ListSessionsResponse.js';
 import type { NavigateRequest as _switchboard_browser_v1_NavigateRequest, NavigateRequest__Output as _switchboard_browser_v1_NavigateRequest__Output } from '../../../switchboard/browser/v1/NavigateRequest.js';
 import type { NavigateResponse as _switchboard_browser_v1_NavigateResponse, NavigateResponse__Output as _switchboard_browser_v1_NavigateResponse__Output } from '../../../switchboard/browser/v1/NavigateResponse.js';
+import type { PdfRequest as _switchboard_browser_v1_PdfRequest, PdfRequest__Output as _switchboard_browser_v1_PdfRequest__Output } from '../../../switchboard/browser/v1/PdfRequest.js';
+import type { PdfResponse as _switchboard_browser_v1_PdfResponse, PdfResponse__Output as _switchboard_browser_v1_PdfResponse__Output } from '../../../switchboard/browser/v1/PdfResponse.js';
 import type { Session as _switchboard_browser_v1_Session, Session__Output as _switchboard_browser_v1_Session__Output } from '../../../switchboard/browser/v1/Session.js';
 import type { SessionRef as _switchboard_browser_v1_SessionRef, SessionRef__Output as _switchboard_browser_v1_SessionRef__Output } from '../../../switchboard/browser/v1/SessionRef.js';
 import type { SubmitRequest as _switchboard_browser_v1_SubmitRequest, SubmitRequest__Output as _switchboard_browser_v1_SubmitRequest__Output } from '../../../switchboard/browser/v1/SubmitRequest.js';
@@ -37,6 +41,15 @@ export interface BrowserClient extends grpc.Client {
   closeSession(argument: _switchboard_browser_v1_SessionRef, metadata: grpc.Metadata, callback: grpc.requestCallback<_switchboard_browser_v1_Session__Output>): grpc.ClientUnaryCall;
   closeSession(argument: _switchboard_browser_v1_SessionRef, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_Session__Output>): grpc.ClientUnaryCall;
   closeSession(argument: _switchboard_browser_v1_SessionRef, callback: grpc.requestCallback<_switchboard_browser_v1_Session__Output>): grpc.ClientUnaryCall;
+
+  Content(argument: _switchboard_browser_v1_ContentRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_ContentResponse__Output>): grpc.ClientUnaryCall;
+  Content(argument: _switchboard_browser_v1_ContentRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_switchboard_browser_v1_ContentResponse__Output>): grpc.ClientUnaryCall;
+  Content(argument: _switchboard_browser_v1_ContentRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_ContentResponse__Output>): grpc.ClientUnaryCall;
+  Content(argument: _switchboard_browser_v1_ContentRequest, callback: grpc.requestCallback<_switchboard_browser_v1_ContentResponse__Output>): grpc.ClientUnaryCall;
+  content(argument: _switchboard_browser_v1_ContentRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_ContentResponse__Output>): grpc.ClientUnaryCall;
+  content(argument: _switchboard_browser_v1_ContentRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_switchboard_browser_v1_ContentResponse__Output>): grpc.ClientUnaryCall;
+  content(argument: _switchboard_browser_v1_ContentRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_ContentResponse__Output>): grpc.ClientUnaryCall;
+  content(argument: _switchboard_browser_v1_ContentRequest, callback: grpc.requestCallback<_switchboard_browser_v1_ContentResponse__Output>): grpc.ClientUnaryCall;
 
   CreateSession(argument: _switchboard_browser_v1_CreateSessionRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_Session__Output>): grpc.ClientUnaryCall;
   CreateSession(argument: _switchboard_browser_v1_CreateSessionRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_switchboard_browser_v1_Session__Output>): grpc.ClientUnaryCall;
@@ -98,6 +111,21 @@ export interface BrowserClient extends grpc.Client {
   navigate(argument: _switchboard_browser_v1_NavigateRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_NavigateResponse__Output>): grpc.ClientUnaryCall;
   navigate(argument: _switchboard_browser_v1_NavigateRequest, callback: grpc.requestCallback<_switchboard_browser_v1_NavigateResponse__Output>): grpc.ClientUnaryCall;
 
+  /**
+   * Chromium's own printing of the page as it is now, stored beside the session's screenshots.
+   */
+  Pdf(argument: _switchboard_browser_v1_PdfRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_PdfResponse__Output>): grpc.ClientUnaryCall;
+  Pdf(argument: _switchboard_browser_v1_PdfRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_switchboard_browser_v1_PdfResponse__Output>): grpc.ClientUnaryCall;
+  Pdf(argument: _switchboard_browser_v1_PdfRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_PdfResponse__Output>): grpc.ClientUnaryCall;
+  Pdf(argument: _switchboard_browser_v1_PdfRequest, callback: grpc.requestCallback<_switchboard_browser_v1_PdfResponse__Output>): grpc.ClientUnaryCall;
+  /**
+   * Chromium's own printing of the page as it is now, stored beside the session's screenshots.
+   */
+  pdf(argument: _switchboard_browser_v1_PdfRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_PdfResponse__Output>): grpc.ClientUnaryCall;
+  pdf(argument: _switchboard_browser_v1_PdfRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_switchboard_browser_v1_PdfResponse__Output>): grpc.ClientUnaryCall;
+  pdf(argument: _switchboard_browser_v1_PdfRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_PdfResponse__Output>): grpc.ClientUnaryCall;
+  pdf(argument: _switchboard_browser_v1_PdfRequest, callback: grpc.requestCallback<_switchboard_browser_v1_PdfResponse__Output>): grpc.ClientUnaryCall;
+
   Submit(argument: _switchboard_browser_v1_SubmitRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_SubmitResponse__Output>): grpc.ClientUnaryCall;
   Submit(argument: _switchboard_browser_v1_SubmitRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_switchboard_browser_v1_SubmitResponse__Output>): grpc.ClientUnaryCall;
   Submit(argument: _switchboard_browser_v1_SubmitRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_switchboard_browser_v1_SubmitResponse__Output>): grpc.ClientUnaryCall;
@@ -114,6 +142,8 @@ export interface BrowserHandlers extends grpc.UntypedServiceImplementation {
 
   CloseSession: grpc.handleUnaryCall<_switchboard_browser_v1_SessionRef__Output, _switchboard_browser_v1_Session>;
 
+  Content: grpc.handleUnaryCall<_switchboard_browser_v1_ContentRequest__Output, _switchboard_browser_v1_ContentResponse>;
+
   CreateSession: grpc.handleUnaryCall<_switchboard_browser_v1_CreateSessionRequest__Output, _switchboard_browser_v1_Session>;
 
   GetCapacity: grpc.handleUnaryCall<_switchboard_browser_v1_CapacityRequest__Output, _switchboard_browser_v1_CapacityResponse>;
@@ -129,6 +159,11 @@ export interface BrowserHandlers extends grpc.UntypedServiceImplementation {
 
   Navigate: grpc.handleUnaryCall<_switchboard_browser_v1_NavigateRequest__Output, _switchboard_browser_v1_NavigateResponse>;
 
+  /**
+   * Chromium's own printing of the page as it is now, stored beside the session's screenshots.
+   */
+  Pdf: grpc.handleUnaryCall<_switchboard_browser_v1_PdfRequest__Output, _switchboard_browser_v1_PdfResponse>;
+
   Submit: grpc.handleUnaryCall<_switchboard_browser_v1_SubmitRequest__Output, _switchboard_browser_v1_SubmitResponse>;
 
 }
@@ -136,11 +171,13 @@ export interface BrowserHandlers extends grpc.UntypedServiceImplementation {
 export interface BrowserDefinition extends grpc.ServiceDefinition {
   Capture: MethodDefinition<_switchboard_browser_v1_SessionRef, _switchboard_browser_v1_CaptureResponse, _switchboard_browser_v1_SessionRef__Output, _switchboard_browser_v1_CaptureResponse__Output>
   CloseSession: MethodDefinition<_switchboard_browser_v1_SessionRef, _switchboard_browser_v1_Session, _switchboard_browser_v1_SessionRef__Output, _switchboard_browser_v1_Session__Output>
+  Content: MethodDefinition<_switchboard_browser_v1_ContentRequest, _switchboard_browser_v1_ContentResponse, _switchboard_browser_v1_ContentRequest__Output, _switchboard_browser_v1_ContentResponse__Output>
   CreateSession: MethodDefinition<_switchboard_browser_v1_CreateSessionRequest, _switchboard_browser_v1_Session, _switchboard_browser_v1_CreateSessionRequest__Output, _switchboard_browser_v1_Session__Output>
   GetCapacity: MethodDefinition<_switchboard_browser_v1_CapacityRequest, _switchboard_browser_v1_CapacityResponse, _switchboard_browser_v1_CapacityRequest__Output, _switchboard_browser_v1_CapacityResponse__Output>
   GetDetails: MethodDefinition<_switchboard_browser_v1_SessionRef, _switchboard_browser_v1_Session, _switchboard_browser_v1_SessionRef__Output, _switchboard_browser_v1_Session__Output>
   Input: MethodDefinition<_switchboard_browser_v1_InputRequest, _switchboard_browser_v1_InputResponse, _switchboard_browser_v1_InputRequest__Output, _switchboard_browser_v1_InputResponse__Output>
   ListSessions: MethodDefinition<_switchboard_browser_v1_ListSessionsRequest, _switchboard_browser_v1_ListSessionsResponse, _switchboard_browser_v1_ListSessionsRequest__Output, _switchboard_browser_v1_ListSessionsResponse__Output>
   Navigate: MethodDefinition<_switchboard_browser_v1_NavigateRequest, _switchboard_browser_v1_NavigateResponse, _switchboard_browser_v1_NavigateRequest__Output, _switchboard_browser_v1_NavigateResponse__Output>
+  Pdf: MethodDefinition<_switchboard_browser_v1_PdfRequest, _switchboard_browser_v1_PdfResponse, _switchboard_browser_v1_PdfRequest__Output, _switchboard_browser_v1_PdfResponse__Output>
   Submit: MethodDefinition<_switchboard_browser_v1_SubmitRequest, _switchboard_browser_v1_SubmitResponse, _switchboard_browser_v1_SubmitRequest__Output, _switchboard_browser_v1_SubmitResponse__Output>
 }

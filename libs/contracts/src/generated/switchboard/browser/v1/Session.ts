@@ -29,6 +29,10 @@ export interface Session {
    * stopped), "worker_gone" (set by the gateway when the worker stopped heart-beating).
    */
   'end_reason'?: (string);
+  /**
+   * PDF file names without the session prefix ("page-<unix ms>.pdf"), in the order they were made.
+   */
+  'pdfs'?: (string)[];
 }
 
 export interface Session__Output {
@@ -57,4 +61,8 @@ export interface Session__Output {
    * stopped), "worker_gone" (set by the gateway when the worker stopped heart-beating).
    */
   'end_reason': (string);
+  /**
+   * PDF file names without the session prefix ("page-<unix ms>.pdf"), in the order they were made.
+   */
+  'pdfs': (string)[];
 }
