@@ -21,6 +21,7 @@ import { prepareChromiumHost } from './chromium/prepare-host.js';
 import { PooledBrowser } from './chromium/pooled-browser.js';
 import type { BrowserConfig } from './config.js';
 import { startDevtoolsRelay } from './devtools/relay.js';
+import { liveUpgrades } from './live/live-upgrades.js';
 import { AllowedHosts, AllowedPorts, dnsServerResolver, systemResolver } from '@switchboard/address-guard';
 import { navigationGuard } from './guard/navigation-guard.js';
 import { createBrowserMetrics } from './metrics.js';
@@ -162,6 +163,7 @@ export function startBrowserWorker(config: BrowserConfig, logger: Logger): Promi
     sessions.onCapacityChange(() => heartbeat.beat());
     server.addServices([browserService(sessions)]);
     relay.serve(sessions);
+    relay.serveLive(liveUpgrades({ sessions, clusterSecret: config.clusterSecret, logger }));
     sessions.startSweeper();
 
     // Serve only once Chromium has proven it starts: a broken install never reaches SERVING.

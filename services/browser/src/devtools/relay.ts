@@ -19,6 +19,7 @@ import {
 import type { Logger } from '@switchboard/telemetry';
 import type { AllowedHosts } from '@switchboard/address-guard';
 import type { DevtoolsTarget } from '../sessions/session-service.js';
+import type { LiveUpgradeHandler } from '../live/live-upgrades.js';
 import { bridge, MAX_BROWSER_MESSAGE_BYTES, MAX_CLIENT_MESSAGE_BYTES } from './cdp-bridge.js';
 
 /** Headers the gateway sets after it has authenticated the caller (like gRPC call metadata). */
@@ -41,6 +42,8 @@ export interface DevtoolsRelay {
    * are refused `unavailable`.
    */
   serve(targets: DevtoolsTargets): void;
+  /** Live-view viewers (`/live/{id}`) come through this port too, behind the same cluster secret. */
+  serveLive(handler: LiveUpgradeHandler): void;
   close(): Promise<void>;
 }
 
@@ -66,6 +69,7 @@ export async function startDevtoolsRelay(options: {
 }): Promise<DevtoolsRelay> {
   const { logger } = options;
   let targets: DevtoolsTargets | undefined;
+  let liveUpgrade: LiveUpgradeHandler | undefined;
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
@@ -88,6 +92,7 @@ export async function startDevtoolsRelay(options: {
     // Node leaves an upgraded socket without an error listener: a client's TCP reset while the
     // upstream connects would otherwise be an uncaught exception that takes the worker down.
     socket.on('error', () => socket.destroy());
+    if (liveUpgrade?.(req, socket, head)) return;
     const requestId = req.headers[REQUEST_ID_HEADER];
     const log = logger.child({ request_id: requestId });
     const sessionId = PATH.exec(req.url ?? '')?.[1];
@@ -145,6 +150,9 @@ export async function startDevtoolsRelay(options: {
     port: (server.address() as AddressInfo).port,
     serve(served) {
       targets = served;
+    },
+    serveLive(handler) {
+      liveUpgrade = handler;
     },
     async close() {
       tlsFiles?.close();
