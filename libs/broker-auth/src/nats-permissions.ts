@@ -92,6 +92,7 @@ export function natsPermissions(role: NatsRole, resources: ClusterResources): Na
       ...kvWrite(resources.keysUsageBucket),
       ...registry.flatMap(kvRead),
       ...kvWrite(resources.browserRefusalsBucket),
+      ...kvWrite(resources.browserLiveLinksBucket),
       ...jobs,
       // Submitting a job, and taking a cancelled one out of the queue.
       `${resources.jobsSubjectPrefix}.>`,

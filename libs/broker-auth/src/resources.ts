@@ -13,6 +13,8 @@ export interface ClusterResources {
   readonly browserSessionsBucket: string;
   /** Keys recently turned away for lack of browsers (gateways only: the capacity share). */
   readonly browserRefusalsBucket: string;
+  /** Live-view links (hashed tokens): written and read by gateways only, never by a worker. */
+  readonly browserLiveLinksBucket: string;
   /** The animation work queue: its stream, job subjects and the buckets beside it. */
   readonly jobsStream: string;
   readonly jobsSubjectPrefix: string;
@@ -29,6 +31,7 @@ export const defaultResources: ClusterResources = {
   browserWorkersBucket: 'browser_workers',
   browserSessionsBucket: 'browser_sessions',
   browserRefusalsBucket: 'browser_capacity_refusals',
+  browserLiveLinksBucket: 'browser_live_links',
   jobsStream: 'SWITCHBOARD_ANIMATE',
   jobsSubjectPrefix: 'switchboard.animate.jobs',
   jobBuckets: [

@@ -11,6 +11,8 @@ export const WEBHOOK_EVENT_TYPES: readonly string[] = Object.freeze([
   'browser.session.closed',
   'browser.session.expired',
   'browser.screenshot.captured',
+  'browser.pdf.created',
+  'browser.scrape.completed',
   'usage.quota.warning',
   'usage.quota.exceeded',
   'webhook.test',

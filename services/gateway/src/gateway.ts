@@ -33,6 +33,7 @@ import { SessionUsage } from './usage/session-usage.js';
 import { openGatewayWebhooks } from './webhooks/gateway-webhooks.js';
 import { NatsLiveness } from './ops/nats-liveness.js';
 import { createApp } from './server.js';
+import { LiveLinks } from './live/link-store.js';
 
 // For callers that start one from an environment of their own (tests; main.ts reads process.env).
 export { gatewayEnvVars, loadGatewayConfig, type GatewayConfig } from './config.js';
@@ -132,6 +133,7 @@ async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollbac
   const jobUsage = new JobUsage(metering, logger);
   await jobUsage.start(board);
   onRollback(() => jobUsage.close());
+  const liveLinks = await LiveLinks.open(nats);
   const clients = createWorkerClients(
     config.workers,
     { address: config.animationAddress, board },
@@ -168,6 +170,7 @@ async function open(config: GatewayConfig, logger: Logger, onRollback: OnRollbac
     objects,
     usage,
     ...(webhooks === undefined ? {} : { webhooks }),
+    liveLinks,
     nats: natsLiveness,
     live,
     readiness: {

@@ -18,16 +18,23 @@ import { browserSessionDevtoolsRoute } from './routes/browser-devtools.js';
 import { generateImageRoute } from './routes/generate-image.js';
 import { listModelsRoute } from './routes/models.js';
 import { queryRoute } from './routes/query.js';
-import { getBrowserScreenshotRoute, getImageRoute, videoFileRoutes } from './routes/stored-files.js';
+import { browserScrapeRoute } from './routes/browser-scrape.js';
+import {
+  getBrowserPdfRoute,
+  getBrowserScreenshotRoute,
+  getImageRoute,
+  videoFileRoutes,
+} from './routes/stored-files.js';
 import { transcribeRoute } from './routes/transcribe.js';
 import { getUsageRoute } from './routes/usage.js';
 import { webhookRoutes } from './webhooks/routes.js';
+import { liveKeyRoutes, livePublicRoutes } from './live/routes.js';
 
 /** Probes: before every other check, the cluster allowlist included. */
 export { probeRoutes };
 
 /** No key: the document, its page and the admin dashboard's files. */
-export const publicRoutes: readonly Route[] = [...publicDocsRoutes, ...adminPageRoutes];
+export const publicRoutes: readonly Route[] = [...publicDocsRoutes, ...adminPageRoutes, ...livePublicRoutes];
 
 /** Behind the admin token. */
 export { adminApiRoutes };
@@ -43,7 +50,10 @@ export const apiKeyRoutes: readonly Route[] = [
   ...videoFileRoutes,
   ...browserRoutes,
   browserSessionDevtoolsRoute,
+  ...liveKeyRoutes,
   getBrowserScreenshotRoute,
+  getBrowserPdfRoute,
+  browserScrapeRoute,
   getUsageRoute,
   ...webhookRoutes,
   ...openAiModelRoutes,
@@ -61,6 +71,7 @@ export const allRoutes: readonly Route[] = [
   ...apiKeyRoutes.filter((route) => !isOpenAi(route)),
   ...adminApiRoutes,
   ...adminPageRoutes,
+  ...livePublicRoutes,
   ...probeRoutes,
   ...publicDocsRoutes,
   ...apiKeyRoutes.filter(isOpenAi),

@@ -6,6 +6,7 @@ import type { ConcurrencyLimiter, RateLimiter } from '@switchboard/ratelimit';
 import type { Logger } from '@switchboard/telemetry';
 import type { UsageStore } from '@switchboard/usage';
 import type { GatewayWebhooks } from './webhooks/gateway-webhooks.js';
+import type { LiveLinks } from './live/link-store.js';
 import { AccessCheck } from './auth/access.js';
 import { AuthFailureGuard, authenticate } from './auth/authenticate.js';
 import type { LiveRequests } from './auth/live-requests.js';
@@ -51,6 +52,8 @@ export interface GatewayDeps {
   usage: UsageStore;
   /** Webhook endpoints and their delivery log; absent while webhooks are off (their calls answer 503). */
   webhooks?: GatewayWebhooks;
+  /** Live-view links, shared by every replica; absent, their calls answer 503. */
+  liveLinks?: LiveLinks;
 }
 
 /**

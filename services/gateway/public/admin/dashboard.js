@@ -597,6 +597,27 @@ async function closeSession(session) {
   await refreshStatus(true);
 }
 
+/**
+ * Opens a view-only live view of any session in a new tab. The tab is opened at the click (a
+ * window opened after the call returns would be a blocked pop-up) and sent to the link once made.
+ */
+async function watchSession(session) {
+  const tab = window.open('about:blank', '_blank');
+  if (tab) tab.opener = null;
+  try {
+    const link = await api(
+      'POST',
+      `/admin/api/browser/sessions/${encodeURIComponent(session.session_id)}/live`,
+      { mode: 'view' },
+    );
+    if (tab) tab.location.href = link.url;
+    else notice(`Live view of ${session.session_id}: ${link.url}`, 'info');
+  } catch (error) {
+    tab?.close();
+    failed(error);
+  }
+}
+
 // --- views -------------------------------------------------------------------------------------
 const badge = (text, className) => html`<span class="badge ${className}">${text}</span>`;
 
@@ -1029,7 +1050,8 @@ function sessionsView(sessions) {
           <td class="actions">
             ${
               s.status === 'active'
-                ? html`<button type="button" class="danger" @click=${() => closeSession(s)}>Close</button>`
+                ? html`<button type="button" @click=${() => watchSession(s)}>Live view</button>
+                    <button type="button" class="danger" @click=${() => closeSession(s)}>Close</button>`
                 : nothing
             }
           </td>

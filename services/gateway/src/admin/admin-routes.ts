@@ -21,6 +21,7 @@ import { adminJobPage, jobsRoutes, STATUS_JOBS } from './jobs-routes.js';
 import { keysRoutes } from './keys-routes.js';
 import { usageAdminRoutes } from './usage-routes.js';
 import { keyWebhooksRoute } from './webhooks-routes.js';
+import { adminLiveLinkRoute } from '../live/routes.js';
 
 /**
  * The dashboard runs only its own files (its script, lit-html and uPlot, all same-origin) and calls only
@@ -141,6 +142,7 @@ export const adminApiRoutes = [
   keyWebhooksRoute,
   ...jobsRoutes,
   adminBrowserSessionRoute,
+  adminLiveLinkRoute,
   clusterStatusRoute,
 ];
 

@@ -2,9 +2,13 @@ import {
   Browser,
   type BrowserClient,
   type CaptureResponse__Output,
+  type ContentRequest,
+  type ContentResponse__Output,
   type CreateSessionRequest,
   type NavigateResponse__Output,
   type InputResponse__Output,
+  type PdfRequest,
+  type PdfResponse__Output,
   type Session__Output,
   type SubmitResponse__Output,
 } from '@switchboard/contracts';
@@ -217,6 +221,17 @@ export class SessionRouter {
 
   capture(sessionId: string, ctx: CallContext): Promise<CaptureResponse__Output> {
     return this.act(sessionId, ctx, (c) => c.Capture.bind(c), { session_id: sessionId });
+  }
+
+  content(
+    request: ContentRequest & { session_id: string },
+    ctx: CallContext,
+  ): Promise<ContentResponse__Output> {
+    return this.act(request.session_id, ctx, (c) => c.Content.bind(c), request);
+  }
+
+  pdf(request: PdfRequest & { session_id: string }, ctx: CallContext): Promise<PdfResponse__Output> {
+    return this.act(request.session_id, ctx, (c) => c.Pdf.bind(c), request);
   }
 
   /** Details of a session whose worker is gone come from its last record, as `expired`. */

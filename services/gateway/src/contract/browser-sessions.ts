@@ -121,9 +121,136 @@ export const SessionDetails = z
         'Every URL the main frame committed to, in order (redirect targets, links followed by submit); starts empty.',
     }),
     screenshots: z.array(z.string()).meta({ description: 'File names, `capture-<unix ms>.png`.' }),
+    pdfs: z
+      .array(z.string())
+      .meta({ description: 'File names, `page-<unix ms>.pdf`, in the order they were made.' }),
     end_reason: SessionEndReason,
   })
   .meta({ id: 'SessionDetails' });
+
+export const ContentFormat = z.enum(['html', 'text', 'markdown', 'links', 'metadata']).meta({
+  id: 'ContentFormat',
+  description:
+    '`html`: the live DOM, serialised (form fields as typed); `text`: the visible text; `markdown`: GitHub-flavoured (headings, lists, links, tables, code); `links`: `[{url, text}]` with absolute URLs, in document order; `metadata`: title, description, lang, canonical URL and OpenGraph.',
+});
+export type ContentFormat = z.infer<typeof ContentFormat>;
+
+const contentSelector = z.string().min(1).max(4096).meta({
+  description:
+    "Only that element's subtree (`metadata` still describes the whole document); must match within 5 s, else `400 element_not_found`.",
+});
+const mainContent = z.boolean().default(false).meta({
+  description:
+    'Keep only the main article (Readability); when it finds none, the whole page with `warnings: ["main_content_empty"]`.',
+});
+
+export const ContentRequest = z
+  .object({
+    formats: z
+      .array(ContentFormat)
+      .min(1)
+      .max(5)
+      .default(['markdown'])
+      .meta({ description: 'What to answer; default `["markdown"]`.' }),
+    selector: contentSelector.optional(),
+    main_content: mainContent,
+  })
+  .meta({ id: 'ContentRequest' });
+
+export const PageLink = z
+  .object({ url: z.string().meta({ description: 'Absolute.' }), text: z.string() })
+  .meta({ id: 'PageLink' });
+
+export const PageMetadata = z
+  .object({
+    title: z.string(),
+    description: z.string().nullable(),
+    lang: z.string().nullable(),
+    canonical_url: z.string().nullable(),
+    og: z.record(z.string(), z.string()).meta({ description: 'OpenGraph properties without `og:`.' }),
+  })
+  .meta({ id: 'PageMetadata' });
+
+const truncated = z.boolean().meta({
+  description:
+    'A text format (or `links`) was longer than `BROWSER_CONTENT_MAX_BYTES` (default 5 MB, UTF-8) and was cut on a character boundary.',
+});
+const warnings = z.array(z.string()).meta({ description: 'E.g. `main_content_empty`.' });
+/** The formats of content and scrape, each present only when asked for. */
+const formatFields = {
+  html: z.string().optional(),
+  text: z.string().optional(),
+  markdown: z.string().optional(),
+  links: z.array(PageLink).optional(),
+  metadata: PageMetadata.optional(),
+};
+
+export const ContentResult = z
+  .object({
+    session_id: sessionId,
+    url: z.string(),
+    title: z.string(),
+    ...formatFields,
+    truncated,
+    warnings,
+  })
+  .meta({ id: 'ContentResult' });
+
+export const PdfRequest = z
+  .object({
+    format: z.enum(['A4', 'Letter', 'Legal']).default('A4'),
+    landscape: z.boolean().default(false),
+    print_background: z.boolean().default(true),
+  })
+  .meta({ id: 'PdfRequest' });
+
+export const PdfResult = z
+  .object({
+    pdf: z.string().meta({ description: '`<session id>/page-<unix ms>.pdf`.' }),
+    url: z.string().meta({ description: '`/api/browser/pdfs/<session id>/page-<unix ms>.pdf`.' }),
+    pages: z.number().int().min(1),
+  })
+  .meta({ id: 'PdfResult' });
+
+/** The longest `wait_for` may wait. */
+export const SCRAPE_WAIT_FOR_MAX_MS = 30_000;
+
+export const ScrapeRequest = z
+  .object({
+    url: NavigateRequest.shape.url,
+    formats: z
+      .array(z.enum(['html', 'text', 'markdown', 'links', 'metadata', 'screenshot', 'pdf']))
+      .min(1)
+      .max(7)
+      .default(['markdown'])
+      .meta({ description: 'As `content`, plus `screenshot` and `pdf`; default `["markdown"]`.' }),
+    selector: contentSelector.optional(),
+    main_content: mainContent,
+    wait_for: z.string().min(1).max(4096).optional().meta({
+      description: 'A CSS selector to wait for after the load, at most 30 s, else `400 element_not_found`.',
+    }),
+    viewport_width: viewportSide(viewport.defaultWidth),
+    viewport_height: viewportSide(viewport.defaultHeight),
+  })
+  .meta({ id: 'ScrapeRequest' });
+
+export const ScrapeResult = z
+  .object({
+    url: z.string().meta({ description: 'The final URL after redirects.' }),
+    title: z.string(),
+    http_status: z.number().int(),
+    ...formatFields,
+    screenshot_url: z.string().optional().meta({
+      description:
+        '`/api/browser/screenshots/<session id>/capture-<unix ms>.png`, when `screenshot` was asked for.',
+    }),
+    pdf_url: z.string().optional().meta({
+      description: '`/api/browser/pdfs/<session id>/page-<unix ms>.pdf`, when `pdf` was asked for.',
+    }),
+    truncated,
+    warnings,
+  })
+  .meta({ id: 'ScrapeResult' });
 
 /** Also what the admin's force-close answers (administration.ts). */
 export const SessionClosed = z

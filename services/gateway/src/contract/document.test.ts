@@ -132,9 +132,18 @@ test('security: public pages and probes need nothing, /admin/api the admin token
     { type: 'http', scheme: 'bearer' },
   );
   assert.equal((schemes.adminToken as Json).scheme, 'bearer');
-  const publicPaths = ['/healthz', '/readyz', '/openapi.json', '/docs', '/admin'];
+  // A live-view page and its socket need no key either: their token is the credential.
+  const publicPaths = [
+    '/healthz',
+    '/readyz',
+    '/openapi.json',
+    '/docs',
+    '/admin',
+    '/live/{token}',
+    '/live/{token}/stream',
+  ];
   // The pages' own scripts and styles are as public as the pages.
-  const isPageAsset = (path: string) => /^\/(admin|docs)\/[\w-]+\.(js|css)$/.test(path);
+  const isPageAsset = (path: string) => /^\/(admin|docs|live-assets)\/[\w-]+\.(js|css)$/.test(path);
   for (const [path, method, operation] of operations()) {
     if (publicPaths.includes(path) || isPageAsset(path))
       assert.deepEqual(operation.security, [], `${method} ${path}`);

@@ -23,6 +23,7 @@ import {
 } from '../contract/browser-sessions.js';
 import { json, jsonBodyErrors, keyErrors, workerErrors } from '../contract/responses.js';
 import { meteringOf } from '../usage/metering-of.js';
+import { browserContentRoutes } from './browser-content.js';
 
 export const createBrowserSessionRoute = route({
   method: 'post',
@@ -180,6 +181,7 @@ export const browserRoutes = [
   inputBrowserSessionRoute,
   submitBrowserSessionRoute,
   captureBrowserSessionRoute,
+  ...browserContentRoutes,
   getBrowserSessionRoute,
   closeBrowserSessionRoute,
 ];

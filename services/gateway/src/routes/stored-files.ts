@@ -1,7 +1,7 @@
-// GET of generated images, videos (and their posters) and screenshots from the object store,
+// GET of generated images, videos (and their posters), screenshots and PDFs from the object store,
 // each to the key that owns it.
 import type { Request } from 'express';
-import { imageKeyOfFile, screenshotKeyOfFile, videoKeyOfFile } from '@switchboard/objectstore';
+import { imageKeyOfFile, pdfKeyOfFile, screenshotKeyOfFile, videoKeyOfFile } from '@switchboard/objectstore';
 import { sessionId, sessionSurface } from '../contract/browser-sessions.js';
 import { z } from 'zod';
 import { headerRef, keyErrors, rangeNotSatisfiable, workerErrors } from '../contract/responses.js';
@@ -54,6 +54,28 @@ export const getBrowserScreenshotRoute = route({
   async serve({ req, res, deps }) {
     const session = param(req, 'session_id');
     const key = isSessionId(session) ? screenshotKeyOfFile(session, param(req, 'filename')) : null;
+    await serveStoredFile(deps.objects, keyOr404(key), req, res);
+  },
+});
+
+export const getBrowserPdfRoute = route({
+  method: 'get',
+  path: '/api/browser/pdfs/{session_id}/{filename}',
+  operationId: 'getBrowserPdf',
+  ...sessionSurface,
+  summary: 'Download a PDF',
+  description: 'To the key that owns the session, also after the session ended; any other key gets 404.',
+  params: z.object({ session_id: sessionId, filename: z.string().regex(/^page-[0-9]+\.pdf$/) }),
+  responses: {
+    200: {
+      description: 'The PDF.',
+      content: { 'application/pdf': { schema: z.string().meta({ contentMediaType: 'application/pdf' }) } },
+    },
+  },
+  errors: [...keyErrors, 'session_not_found', 'not_found', ...workerErrors],
+  async serve({ req, res, deps }) {
+    const session = param(req, 'session_id');
+    const key = isSessionId(session) ? pdfKeyOfFile(session, param(req, 'filename')) : null;
     await serveStoredFile(deps.objects, keyOr404(key), req, res);
   },
 });
