@@ -3,6 +3,7 @@ import { WebSocket, type RawData } from 'ws';
 import type { Logger } from '@switchboard/telemetry';
 import type { BrowserSession } from '../sessions/session.js';
 import { InvalidViewerMessage, parseViewerMessage, type ViewerMessage } from './viewer-messages.js';
+import { WorkingTab } from './working-tab.js';
 
 export type LiveMode = 'view' | 'interact';
 
@@ -34,6 +35,9 @@ export class LiveView {
   private readonly timer: NodeJS.Timeout;
   private ended = false;
   private switching: Promise<void> = Promise.resolve();
+  private tabs: WorkingTab | undefined;
+  /** Screencast frames of the tab watched now (a screenshot never replaces a newer one). */
+  private framesOfTab = 0;
 
   constructor(
     private readonly session: BrowserSession,
@@ -57,18 +61,21 @@ export class LiveView {
       this.finish(CLOSE_SESSION_ENDED, 'session_ended');
       return;
     }
-    // The tab the session's actions use: when that changes, the picture follows it.
-    if (browser.page !== this.page) {
-      const page = browser.page;
+    // The tab the session works in: when that changes, the picture follows it.
+    this.tabs ??= new WorkingTab(browser.context, browser.page, () => this.session.actionCount);
+    const page = this.tabs.current();
+    if (page !== this.page) {
       this.page = page;
+      this.framesOfTab = 0;
       this.switching = this.switching.then(() => this.watch(page));
     }
     if (this.lastFrame && Date.now() - this.lastSentAt >= RESEND_AFTER_MS) this.sendFrame(this.lastFrame);
   }
 
   private async watch(page: Page): Promise<void> {
+    const browser = this.session.browser;
     // The first picture at once, over the session's own CDP session, while the screencast starts.
-    if (!this.lastFrame) void this.firstPicture(page);
+    if (!this.lastFrame && browser?.page === page) void this.firstPicture(page, browser.cdp);
     const previous = this.cdp;
     this.cdp = undefined;
     await previous?.detach().catch(() => undefined);
@@ -83,6 +90,8 @@ export class LiveView {
       const viewport = page.viewportSize() ?? { width: 1280, height: 720 };
       this.picture = { ...viewport };
       cdp.on('Page.screencastFrame', (frame: ScreencastFrame) => this.onFrame(cdp, frame));
+      // A tab followed later shows at once too, rather than the tab it replaces until it paints.
+      if (previous) void this.firstPicture(page, cdp);
       await cdp.send('Page.startScreencast', {
         format: 'jpeg',
         quality: JPEG_QUALITY,
@@ -99,18 +108,14 @@ export class LiveView {
    * A screenshot to start from: a page that paints nothing new sends no screencast frame at all,
    * and starting the screencast takes a few round trips more.
    */
-  private async firstPicture(page: Page): Promise<void> {
-    const browser = this.session.browser;
-    if (!browser || browser.page !== page) return;
+  private async firstPicture(page: Page, cdp: CDPSession): Promise<void> {
+    const framesBefore = this.framesOfTab;
     try {
-      const shot = await browser.cdp.send('Page.captureScreenshot', {
-        format: 'jpeg',
-        quality: JPEG_QUALITY,
-      });
-      if (!this.lastFrame && !this.ended && page === this.page) {
-        this.lastFrame = Buffer.from(shot.data, 'base64');
-        this.sendFrame(this.lastFrame);
-      }
+      const shot = await cdp.send('Page.captureScreenshot', { format: 'jpeg', quality: JPEG_QUALITY });
+      // Only while nothing newer of this tab came: a screencast frame beats it.
+      if (this.ended || page !== this.page || this.framesOfTab !== framesBefore) return;
+      this.lastFrame = Buffer.from(shot.data, 'base64');
+      this.sendFrame(this.lastFrame);
     } catch {
       // The screencast's frames come all the same.
     }
@@ -120,6 +125,7 @@ export class LiveView {
     // Acked at once, whether or not the viewer gets it: Chromium sends the next when it changes.
     cdp.send('Page.screencastFrameAck', { sessionId: frame.sessionId }).catch(() => undefined);
     if (cdp !== this.cdp || this.ended) return;
+    this.framesOfTab++;
     const { deviceWidth, deviceHeight } = frame.metadata;
     if (deviceWidth > 0 && deviceHeight > 0) this.picture = { width: deviceWidth, height: deviceHeight };
     this.lastFrame = Buffer.from(frame.data, 'base64');
@@ -171,6 +177,7 @@ export class LiveView {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.timer);
+    this.tabs?.dispose();
     const cdp = this.cdp;
     this.cdp = undefined;
     this.lastFrame = undefined;

@@ -28,6 +28,8 @@ export class BrowserSession implements GuardWatch {
   lastActivity = Date.now();
   endedAt: number | undefined;
   endReason: EndReason | undefined;
+  /** API calls run so far (a live view follows the tab they work in). */
+  actionCount = 0;
   private running = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private lastCaptureMs = 0;
@@ -55,6 +57,7 @@ export class BrowserSession implements GuardWatch {
   run<T>(action: (browser: PooledBrowser) => Promise<T>): Promise<T> {
     this.assertActive();
     this.running++;
+    this.actionCount++;
     this.touch();
     const result = this.queue.then(() => {
       this.assertActive(); // it may have ended while this call waited its turn
