@@ -139,6 +139,13 @@ describe('NATS', () => {
     const refusals = await gateway.jetstream().views.kv(CAPACITY_REFUSALS_BUCKET, kvOptions);
     await refusals.put('keyid2345678', '{}');
     await refusal(() => browser.jetstream().views.kv(CAPACITY_REFUSALS_BUCKET, kvOptions));
+    // Live-view links (hashed tokens) are the gateways' alone: a worker can neither read nor forge one.
+    const links = await gateway.jetstream().views.kv(defaultResources.browserLiveLinksBucket, kvOptions);
+    await links.put('link-1', '{}');
+    await refusal(() => browser.jetstream().views.kv(defaultResources.browserLiveLinksBucket, kvOptions));
+    await refusal(() =>
+      browser.jetstream().publish(`$KV.${defaultResources.browserLiveLinksBucket}.link-2`, '{}'),
+    );
   });
 
   test('the webhook sender reads the events stream through its consumer, and nothing else', async () => {

@@ -102,6 +102,7 @@ describe('browser sessions through the gateway', { timeout: 180_000 }, () => {
       current_url: resultUrl,
       history: [formUrl, resultUrl],
       screenshots: [(first.screenshot as string).split('/')[1], (second.screenshot as string).split('/')[1]],
+      pdfs: [],
       end_reason: null,
     });
 
