@@ -1,5 +1,4 @@
 // One call, one page: a session made for it, read, and closed before the answer.
-import type { Response } from 'express';
 import type { Meter } from '@switchboard/usage';
 import { callContext } from '../clients/call-context.js';
 import { json, jsonBodyErrors, keyErrors, workerErrors } from '../contract/responses.js';
@@ -10,8 +9,9 @@ import {
   sessionSurface,
   type ContentFormat,
 } from '../contract/browser-sessions.js';
-import { route, type RouteDeps } from '../http/route.js';
+import { route } from '../http/route.js';
 import { meteringOf } from '../usage/metering-of.js';
+import { sessionLimitOf } from './browser.js';
 import { contentFormats, pdfUrl } from './browser-content.js';
 
 const CONTENT_FORMATS: readonly string[] = ['html', 'text', 'markdown', 'links', 'metadata'];
@@ -121,8 +121,3 @@ export const browserScrapeRoute = route({
     }
   },
 });
-
-function sessionLimitOf(res: Response, deps: RouteDeps): number {
-  const tier = res.locals.ctx.key?.tier ?? 'basic';
-  return deps.config.tiers[tier].browser_sessions;
-}

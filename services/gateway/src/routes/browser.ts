@@ -1,6 +1,7 @@
+import type { Response } from 'express';
 import { callContext } from '../clients/call-context.js';
 import { webSocketOrigin } from '../http/public-origin.js';
-import { readJson, route } from '../http/route.js';
+import { readJson, route, type RouteDeps } from '../http/route.js';
 import { sessionIdParam as sessionId } from '../sessions/session-id.js';
 import { closedView, detailsView } from '../sessions/session-view.js';
 import {
@@ -51,10 +52,9 @@ export const createBrowserSessionRoute = route({
       check: ['session_seconds'],
       deadlineMs: deps.config.workers.browser.deadlineMs,
     });
-    const tier = res.locals.ctx.key?.tier ?? 'basic';
     const session = await deps.clients.browser.create(
       { viewport_width: body.viewport_width, viewport_height: body.viewport_height },
-      deps.config.tiers[tier].browser_sessions,
+      sessionLimitOf(res, deps),
       callContext(res),
     );
     return {
@@ -65,6 +65,11 @@ export const createBrowserSessionRoute = route({
     };
   },
 });
+
+/** How many sessions the caller's tier may hold at once (a scrape's own session counts too). */
+export function sessionLimitOf(res: Response, deps: RouteDeps): number {
+  return deps.config.tiers[res.locals.ctx.key?.tier ?? 'basic'].browser_sessions;
+}
 
 export const navigateBrowserSessionRoute = route({
   method: 'post',
