@@ -1,11 +1,14 @@
 // pnpm bench:browser — one local page, side by side in one run:
 //   (a) raw Playwright in one process, a browser launched per session: launch, new page, goto,
-//       screenshot, close;
-//   (b) the same through the gateway: create (warm pool), navigate, capture (stored in S3), close.
+//       screenshot, the page as Markdown (page.content() through Turndown with GFM), pdf, close;
+//   (b) the same through the gateway: create (warm pool), navigate, capture (stored in S3),
+//       content as Markdown, pdf (stored in S3), close.
 // Then memory: the proportional set size of the worker's Chromium processes with idle sessions,
 // as sessions per GB of RAM. Numbers, not assertions; BENCH_RUNS sets the sample count.
 import { readFileSync } from 'node:fs';
+import { gfm } from '@joplin/turndown-plugin-gfm';
 import { chromium } from 'playwright-core';
+import TurndownService from 'turndown';
 import { bearer, createKey } from '../support/admin.js';
 import { descendants } from '../support/processes.js';
 import { startBrowserStack } from '../support/browser-stack.js';
@@ -16,6 +19,8 @@ import { percentile } from './stats.js';
 const runs = Number(process.env.BENCH_RUNS ?? 20);
 const idleSessions = Number(process.env.BENCH_IDLE_SESSIONS ?? 6);
 const viewport = { width: 1280, height: 720 };
+/** What a Playwright user would write for Markdown: the page's HTML through Turndown with GFM. */
+const markdownConverter = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced' }).use(gfm);
 
 type Steps = Record<string, number>;
 
@@ -95,6 +100,8 @@ try {
     const page = await timed(rawSteps, 'new page', () => browser.newPage({ viewport }));
     await timed(rawSteps, 'goto', () => page.goto(pageUrl, { waitUntil: 'load' }));
     await timed(rawSteps, 'screenshot', () => page.screenshot({ type: 'png' }));
+    await timed(rawSteps, 'markdown', async () => markdownConverter.turndown(await page.content()));
+    await timed(rawSteps, 'pdf', () => page.pdf());
     await timed(rawSteps, 'close', () => browser.close());
     rawSteps['whole cycle'] = performance.now() - cycle;
 
@@ -106,6 +113,10 @@ try {
     );
     await timed(gwSteps, 'navigate', () => api(`/session/${created.session_id}/navigate`, { url: pageUrl }));
     await timed(gwSteps, 'capture', () => api(`/session/${created.session_id}/capture`));
+    await timed(gwSteps, 'markdown', () =>
+      api(`/session/${created.session_id}/content`, { formats: ['markdown'] }),
+    );
+    await timed(gwSteps, 'pdf', () => api(`/session/${created.session_id}/pdf`));
     await timed(gwSteps, 'close', () => api(`/session/${created.session_id}/close`));
     gwSteps['whole cycle'] = performance.now() - gwCycle;
     // Let the pool refill (it defers that by 1.5 s) so neither path runs beside a launch.
@@ -125,9 +136,12 @@ try {
       samples.map((s) => s[step]!),
       50,
     );
+  const ratio = (gateway: string, playwright: string) =>
+    `${(p50(viaGateway, gateway) / p50(raw, playwright)).toFixed(2)}x`;
   console.log(
-    `capture / raw screenshot (p50): ${(p50(viaGateway, 'capture') / p50(raw, 'screenshot')).toFixed(2)}x; ` +
-      `gateway cycle / raw cycle (p50): ${(p50(viaGateway, 'whole cycle') / p50(raw, 'whole cycle')).toFixed(2)}x`,
+    `gateway / raw Playwright (p50): capture ${ratio('capture', 'screenshot')}, ` +
+      `markdown ${ratio('markdown', 'markdown')}, pdf ${ratio('pdf', 'pdf')}, ` +
+      `whole cycle ${ratio('whole cycle', 'whole cycle')}`,
   );
 
   // Memory at idle: the worker's process tree with 0 and with N sessions parked on the page.
