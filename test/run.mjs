@@ -3,7 +3,8 @@
 //
 //   node test/run.mjs                      every tier: checks, unit, integration, e2e
 //   node test/run.mjs --tier unit          type-check of libs and services, then their unit tests
-//   node test/run.mjs --tier integration   type-check of everything, integration tests, e2e
+//   node test/run.mjs --tier integration   type-check of everything, integration tests, fault
+//                                          injection and fuzzing (test/faults, test/fuzz), e2e
 //   node test/run.mjs --tier integration gateway-auth llm-   only integration files whose name
 //                                          contains one of these words (e2e runs only when named)
 //   --concurrency N                        integration files run at once (default 2, or
@@ -272,6 +273,15 @@ async function integrationTiers() {
     write(`\n── integration tests that run alone: ${serial.length} files ──\n`);
     for (const file of serial) write(`   ${shortName(file)}: ${serialFiles[shortName(file)]}\n`);
     await runFiles(serial, 1, durations);
+  }
+  // Faults and fuzzing drive whole stacks under load and time their recovery: beside each other
+  // at most, after the rest, so a neighbour's start-up is not taken for a slow recovery.
+  const reliability = ['faults', 'fuzz']
+    .flatMap((group) => testFiles(join(root, 'test', 'dist', group)))
+    .filter(wanted);
+  if (reliability.length > 0) {
+    write(`\n── fault injection and fuzzing: ${reliability.length} files, 2 at a time ──\n`);
+    await runFiles(reliability, Math.min(2, concurrency), durations);
   }
   write(`\n── end-to-end tests: ${e2e.length} files, one at a time ──\n`);
   await runFiles(e2e, 1, durations);
