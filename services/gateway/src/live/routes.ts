@@ -16,6 +16,7 @@ import { asset, contentSecurityPolicy, publicFile, staticFileRoute } from '../ht
 import { sessionIdParam } from '../sessions/session-id.js';
 import { CreateLiveLinkRequest, LiveLinkCreated } from './contract.js';
 import type { LiveLink, LiveLinks, LiveMode } from './link-store.js';
+import type { SessionRoute } from '../clients/session-router.js';
 import { OpenViewers } from './open-viewers.js';
 import { viewerProxyOf, viewerTargets } from './viewer-proxy.js';
 
@@ -159,16 +160,18 @@ function refusalPage(res: Response, status: number, text: string): void {
 const NOT_VALID = 'This live-view link is not valid: it expired, was revoked or never existed.';
 const ENDED = 'The browser session has ended.';
 
-/** The link and whether its session is still active; null when the link does not hold. */
-async function linkOf(deps: RouteDeps, token: string): Promise<{ link: LiveLink; active: boolean } | null> {
+/** The link and its session's route (absent once the registry forgot it); null when the link does not hold. */
+async function linkOf(
+  deps: RouteDeps,
+  token: string,
+): Promise<{ link: LiveLink; owning: SessionRoute | undefined } | null> {
   const link = await storeOf(deps).resolve(token);
   if (!link) return null;
   try {
-    const owning = await deps.clients.browser.route(link.session_id, { keyId: link.owner_key_id });
-    return { link, active: owning.status === 'active' };
+    return { link, owning: await deps.clients.browser.route(link.session_id, { keyId: link.owner_key_id }) };
   } catch (error) {
     if (error instanceof SwitchboardError && error.code === 'session_not_found')
-      return { link, active: false };
+      return { link, owning: undefined };
     throw error;
   }
 }
@@ -198,7 +201,7 @@ export const livePageRoute = route({
       if (asPage) return refusalPage(res, 404, NOT_VALID);
       throw new SwitchboardError('not_found', { message: NOT_VALID });
     }
-    if (!found.active) {
+    if (found.owning?.status !== 'active') {
       if (asPage) return refusalPage(res, 410, ENDED);
       throw new SwitchboardError('session_closed', { message: ENDED });
     }
@@ -235,9 +238,8 @@ export const liveStreamRoute = route({
   async serve({ req, res, deps }) {
     const found = await linkOf(deps, String(req.params.token));
     if (!found) throw new SwitchboardError('not_found', { message: NOT_VALID });
-    if (!found.active) throw new SwitchboardError('session_closed', { message: ENDED });
-    const { link } = found;
-    const owning = await deps.clients.browser.route(link.session_id, { keyId: link.owner_key_id });
+    const { link, owning } = found;
+    if (owning?.status !== 'active') throw new SwitchboardError('session_closed', { message: ENDED });
     const upgrade = takeUpgrade(req);
     if (!upgrade) throw new SwitchboardError('invalid_request', { message: 'This endpoint is a WebSocket.' });
     const socket = new RelayedWebSocket(upgrade.socket);
