@@ -85,7 +85,8 @@ test('while the model loads: /query → 503 model_loading with Retry-After, /mod
     stack,
     {
       MODEL_DIR: repo.modelDir,
-      LLM_LOAD_DELAY_MS: '2500',
+      // Long enough that a gateway starting on a busy machine still finds the model loading.
+      LLM_LOAD_DELAY_MS: '10000',
       LLM_LOADING_RETRY_AFTER_SECONDS: '3',
     },
     { waitServing: false },
@@ -108,7 +109,7 @@ test('while the model loads: /query → 503 model_loading with Retry-After, /mod
     [['llm', repo.modelId, 'loading']],
   );
 
-  assert.equal(await waitForServing(loading.worker.address, { timeoutMs: 20_000 }), 'SERVING');
+  assert.equal(await waitForServing(loading.worker.address, { timeoutMs: 30_000 }), 'SERVING');
   let status = 'loading';
   for (let i = 0; i < 40 && status !== 'ready'; i++) {
     status = (await models())[0]?.status ?? 'missing';
