@@ -9,6 +9,7 @@ import { startNats, startRedis, type InfraHandle } from './infra.js';
 import { startPostgres } from './postgres.js';
 import { freePort } from './ports.js';
 import { ManagedProcess } from './process.js';
+import { exitDescription, Healer, type Restarted } from './restart-policy.js';
 import { startPrometheus, type PrometheusHandle, type ScrapeTarget } from './prometheus.js';
 import type { Replica } from './replica-set.js';
 import { parseReplicas } from './replicas.js';
@@ -36,8 +37,14 @@ export interface ClusterOptions {
   onLine?: (service: string, line: string) => void;
   /** Says what the runner did on the operator's behalf (e.g. built development models). */
   onNotice?: (message: string) => void;
-  /** Called when a process exits on its own while the cluster runs. */
+  /** Called when a process exits on its own while the cluster runs (brokers included). */
   onCrash?: (service: string, output: string) => void;
+  /**
+   * Restart a process that exits on its own once the cluster runs, as the kubelet does: after
+   * 10 s, doubling up to 5 min, reset after 10 min of running; each step is told to onNotice.
+   * Default true; a test that kills processes and wants them to stay dead passes false.
+   */
+  heal?: boolean;
   readyTimeoutMs?: number;
   /** Only these workers (default: every one whose build exists), e.g. for a test that needs one. */
   workers?: readonly string[];
@@ -100,17 +107,27 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   let prometheus: PrometheusHandle | undefined;
   const late: { fleet?: WorkerFleet } = {};
   let stopping = false;
+  // Nothing is restarted during start-up: a process that dies then fails the start.
+  let running = false;
+  const healer =
+    options.heal === false ? undefined : new Healer({ say: (message) => options.onNotice?.(message) });
+  /** What restarts a crashed process, by name (a worker replica's is its fleet's). */
+  const restarters = new Map<string, { restart: () => Promise<Restarted>; wanted: () => boolean }>();
 
   // Once only: a test's clean-up may call it again after the test itself did.
   let stopped: Promise<void> | undefined;
   const stop = () =>
     (stopped ??= (async () => {
       stopping = true;
+      // Pending restarts are called off; one already starting a process is waited for below.
+      const healed = healer?.close();
       // The gateway drains first, then the rest in reverse start order (replicas added at run
       // time before the ones started with the cluster), the brokers last.
       const order = [...processes.values()].reverse();
       order.sort((a, b) => Number(b.name === 'gateway') - Number(a.name === 'gateway'));
       for (const proc of order) await proc.stop(10_000);
+      await healed;
+      for (const proc of processes.values()) await proc.stop(10_000);
       await prometheus?.stop();
       await late.fleet?.close();
       await fakeAvatarVendor?.close();
@@ -132,11 +149,42 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     );
     processes.set(name, proc);
     void proc.exited.then(() => {
-      // A replica taken away on purpose leaves the list; any other exit is a crash.
-      if (leaving.has(proc)) processes.delete(name);
-      else if (!stopping) options.onCrash?.(name, proc.recentOutput());
+      // A replica taken away on purpose leaves the list (unless a restart already replaced it);
+      // any other exit is a crash.
+      if (leaving.has(proc)) {
+        if (processes.get(name) === proc) processes.delete(name);
+      } else crashed(name, proc);
     });
     return proc;
+  };
+
+  /** A process exited on its own: said to onCrash, and restarted when healing is on. */
+  const crashed = (name: string, proc: ManagedProcess) => {
+    if (stopping) return;
+    options.onCrash?.(name, proc.recentOutput());
+    const restarter = restarters.get(name);
+    if (!running || healer === undefined || restarter === undefined || healer.isHealing(name)) return;
+    late.fleet?.down(name);
+    healer.crashed(name, exitDescription(proc.child), restarter.restart, restarter.wanted);
+  };
+
+  /** Restarts a broker started here on its own port with its own store, as the same users. */
+  const superviseBroker = (name: string, handle: InfraHandle) => {
+    restarters.set(name, {
+      restart: async () => {
+        await handle.restart();
+        watchBroker(name, handle);
+        return handle.process;
+      },
+      wanted: () => !stopping,
+    });
+    watchBroker(name, handle);
+  };
+  const watchBroker = (name: string, handle: InfraHandle) => {
+    const proc = handle.process;
+    void proc.exited.then(() => {
+      if (handle.process === proc) crashed(name, proc);
+    });
   };
 
   try {
@@ -152,12 +200,14 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       mkdirSync(storeDir, { recursive: true });
       const nats = await startNats({ storeDir, credentialsDir });
       infra.push(nats);
+      superviseBroker('nats', nats);
       natsEnv = (role) => nats.env(role);
     }
     let redisEnv: (role: RedisRole) => NodeJS.ProcessEnv = () => ({});
     if (!env.REDIS_URL) {
       const redis = await startRedis({ credentialsDir });
       infra.push(redis);
+      superviseBroker('redis', redis);
       redisEnv = (role) => redis.env(role);
     }
     let usageEnv: NodeJS.ProcessEnv = {};
@@ -165,6 +215,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       // Usage is billing data: kept between runs, flushed to disk on every commit.
       const postgres = await startPostgres({ dataDir: join(stateDir, 'postgres'), fsync: true });
       infra.push(postgres);
+      superviseBroker('postgres', postgres);
       mkdirSync(credentialsDir, { recursive: true, mode: 0o700 });
       const urlFile = join(credentialsDir, 'usage-database.url');
       writeFileSync(urlFile, `${postgres.url}\n`, { mode: 0o600 });
@@ -224,6 +275,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       readyTimeoutMs: timeout,
     });
     late.fleet = fleet;
+    for (const worker of built) {
+      for (const { name } of fleet.replicas(worker)) restarters.set(name, workerRestarter(fleet, name));
+    }
     const workerAddresses = Object.fromEntries(
       Object.entries(fleet.gatewayEnv).filter(
         ([name]) =>
@@ -236,7 +290,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
     const gatewayPort = env.GATEWAY_PORT || '8080';
     const gatewayMetricsPort = env.GATEWAY_METRICS_PORT || String(await freePort());
-    const gateway = spawnService('gateway', {
+    const gatewayEnv: NodeJS.ProcessEnv = {
       ...shared,
       ...brokerEnv('gateway'),
       ...usageEnv,
@@ -249,9 +303,25 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       GATEWAY_HOST: env.GATEWAY_HOST || '127.0.0.1',
       GATEWAY_PORT: gatewayPort,
       METRICS_PORT: gatewayMetricsPort,
-    });
+    };
+    const gateway = spawnService('gateway', gatewayEnv);
     const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
     await waitForHttp(`${gatewayUrl}/readyz`, gateway, timeout);
+    // Again on the same port, so its clients reconnect to where they were.
+    restarters.set('gateway', {
+      restart: async () => {
+        const restarted = spawnService('gateway', gatewayEnv);
+        try {
+          await waitForHttp(`${gatewayUrl}/readyz`, restarted, timeout);
+        } catch (error) {
+          leaving.add(restarted);
+          await restarted.stop();
+          throw error;
+        }
+        return restarted;
+      },
+      wanted: () => !stopping,
+    });
     // Every process the cluster runs now, as Prometheus should see it.
     const scrapeTargets = (): ScrapeTarget[] => [
       { pod: 'gateway-0', address: `127.0.0.1:${gatewayMetricsPort}` },
@@ -271,6 +341,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       await prometheus?.setTargets(scrapeTargets());
       return result;
     };
+    running = true;
     return {
       gatewayUrl,
       adminToken,
@@ -280,7 +351,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       dnsServer: fleet.dnsServer,
       prometheusUrl: prometheus?.url,
       replicas: (worker) => fleet.replicas(worker),
-      addReplica: (worker) => rescrape(fleet.add(worker)),
+      addReplica: async (worker) => {
+        const replica = await rescrape(fleet.add(worker));
+        restarters.set(replica.name, workerRestarter(fleet, replica.name));
+        return replica;
+      },
       removeReplica: (worker, name) => rescrape(fleet.remove(worker, name)),
       stop,
     };
@@ -288,6 +363,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     await stop();
     throw error;
   }
+}
+
+/** A worker replica comes back on its own address and port, unless it was removed meanwhile. */
+function workerRestarter(fleet: WorkerFleet, name: string) {
+  return { restart: () => fleet.restart(name), wanted: () => fleet.has(name) };
 }
 
 /**

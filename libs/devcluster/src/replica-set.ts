@@ -37,6 +37,10 @@ export interface ReplicaSetOptions {
 interface Member {
   replica: Replica;
   proc: ManagedProcess;
+  /** What its process was started with, so a restart gets the same listeners. */
+  env: NodeJS.ProcessEnv;
+  /** False while its process is down: it is out of the name until it serves again. */
+  serving: boolean;
   /** Start order: replicas that start together may serve in any order, but are listed as started. */
   ordinal: number;
 }
@@ -69,26 +73,16 @@ export class ReplicaSet {
     const ordinal = ++this.ordinal;
     const name = this.options.nameOf(ordinal);
     const metricsPort = await freePort();
-    const proc = this.options.spawn(worker, name, {
+    const env = {
       ...this.options.env,
       GRPC_HOST: host,
       GRPC_PORT: String(port),
       METRICS_PORT: String(metricsPort),
       ...(await this.ownListeners(host)),
-    });
+    };
+    const proc = this.options.spawn(worker, name, env);
     const address = `${host}:${port}`;
-    // A process that dies during start-up (a taken port, a bad model) ends the wait at once.
-    const gone = new AbortController();
-    void proc.exited.then(() => gone.abort());
-    const status = await waitForServing(address, {
-      timeoutMs: this.options.readyTimeoutMs,
-      signal: gone.signal,
-    }).catch(() => 'EXITED');
-    if (status !== 'SERVING') {
-      this.options.leaving.add(proc);
-      await proc.stop();
-      throw new Error(`${name} did not report SERVING at ${address} (${status}):\n${proc.recentOutput()}`);
-    }
+    await this.untilServing(proc, address);
     const replica: Replica = {
       name,
       worker,
@@ -98,7 +92,7 @@ export class ReplicaSet {
       metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
       pid: proc.pid,
     };
-    this.members.push({ replica, proc, ordinal });
+    this.members.push({ replica, proc, env, ordinal, serving: true });
     this.members.sort((a, b) => a.ordinal - b.ordinal);
     this.publish();
     return replica;
@@ -125,8 +119,60 @@ export class ReplicaSet {
     return member.replica;
   }
 
+  /** Whether `name` is one of this worker's replicas (not removed). */
+  has(name: string): boolean {
+    return this.members.some((member) => member.replica.name === name);
+  }
+
+  /**
+   * A replica whose process exited on its own leaves the name until it serves again, as an unready
+   * pod leaves its Service's endpoints.
+   */
+  down(name: string): void {
+    const member = this.members.find((m) => m.replica.name === name);
+    if (member === undefined || !member.serving) return;
+    member.serving = false;
+    this.publish();
+  }
+
+  /**
+   * Starts a replica whose process exited again as it was (same name, address, ports), so the
+   * gateway's connections to it come back; it rejoins the name once it reports SERVING.
+   */
+  async restart(name: string): Promise<ManagedProcess> {
+    const member = this.members.find((m) => m.replica.name === name);
+    if (member === undefined) throw new Error(`${this.worker} has no replica ${name}`);
+    const proc = this.options.spawn(this.worker, name, member.env);
+    member.proc = proc;
+    member.replica = { ...member.replica, pid: proc.pid };
+    await this.untilServing(proc, member.replica.address);
+    member.serving = true;
+    this.publish();
+    return proc;
+  }
+
+  /** Waits until `proc` reports SERVING; otherwise stops it (on purpose, not a crash) and fails. */
+  private async untilServing(proc: ManagedProcess, address: string): Promise<void> {
+    // A process that dies during start-up (a taken port, a bad model) ends the wait at once.
+    const gone = new AbortController();
+    void proc.exited.then(() => gone.abort());
+    const status = await waitForServing(address, {
+      timeoutMs: this.options.readyTimeoutMs,
+      signal: gone.signal,
+    }).catch(() => 'EXITED');
+    if (status !== 'SERVING') {
+      this.options.leaving.add(proc);
+      await proc.stop();
+      throw new Error(
+        `${proc.name} did not report SERVING at ${address} (${status}):\n${proc.recentOutput()}`,
+      );
+    }
+  }
+
   private publish(): void {
-    this.options.onHostsChange?.(this.members.map((member) => member.replica.host));
+    this.options.onHostsChange?.(
+      this.members.filter((member) => member.serving).map((member) => member.replica.host),
+    );
   }
 
   /**

@@ -115,8 +115,29 @@ export class WorkerFleet {
     return this.set(worker).remove(name);
   }
 
+  /** Whether a replica of this name runs here (or should: it may be down, waiting to restart). */
+  has(name: string): boolean {
+    return this.owner(name) !== undefined;
+  }
+
+  /** The replica's process exited on its own: out of its worker's DNS name until it serves again. */
+  down(name: string): void {
+    this.owner(name)?.down(name);
+  }
+
+  /** Starts the replica's process again on its own address and port; resolves once it serves. */
+  async restart(name: string): Promise<ManagedProcess> {
+    const owner = this.owner(name);
+    if (owner === undefined) throw new Error(`no replica ${name} runs here`);
+    return owner.restart(name);
+  }
+
   close(): Promise<void> {
     return this.dns?.close() ?? Promise.resolve();
+  }
+
+  private owner(name: string): ReplicaSet | undefined {
+    return [...this.sets.values()].find((set) => set.has(name));
   }
 
   private set(worker: string): ReplicaSet {
