@@ -116,18 +116,26 @@ export class JobRunner {
     let stored = false;
     let ending: Ending;
     try {
-      const result = await withSpan('animation', 'animation.render', { 'job.backend': backend.name }, () =>
-        this.render(backend, attempt, workDir, logger),
-      );
-      stored = true;
-      ending = await attempt.succeed(result);
-      if (ending === 'succeeded') {
-        const seconds = (performance.now() - started) / 1000;
-        this.o.metrics.framesPerSecond.observe(labels, result.frames / seconds);
-        this.o.metrics.attempts.observe(labels, record.attempts);
+      try {
+        const result = await withSpan('animation', 'animation.render', { 'job.backend': backend.name }, () =>
+          this.render(backend, attempt, workDir, logger),
+        );
+        stored = true;
+        ending = await attempt.succeed(result);
+        if (ending === 'succeeded') {
+          const seconds = (performance.now() - started) / 1000;
+          this.o.metrics.framesPerSecond.observe(labels, result.frames / seconds);
+          this.o.metrics.attempts.observe(labels, record.attempts);
+        }
+      } catch (error) {
+        ending = await this.settleFailure(attempt, error, logger);
       }
     } catch (error) {
-      ending = await this.settleFailure(attempt, error, logger);
+      // The job store could not record how the attempt ended (NATS away). The heartbeat has
+      // stopped and the message is not acknowledged, so it comes back after the ack wait and a
+      // later attempt settles the job; this slot goes on pulling rather than dying with the error.
+      logger.warn({ err: error }, 'job attempt not settled; it will be delivered again');
+      ending = 'released';
     } finally {
       this.active.delete(attempt);
       this.o.metrics.running.dec(labels);
