@@ -44,6 +44,7 @@ function reaching<T>(work: Promise<T>): Promise<T> {
     if (error instanceof SwitchboardError) throw error;
     throw new SwitchboardError('unavailable', {
       message: 'The job store is unreachable; retry shortly.',
+      retryAfterSeconds: 5,
       cause: error,
     });
   });

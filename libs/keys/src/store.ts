@@ -58,6 +58,7 @@ function unreachable(error: unknown): SwitchboardError {
   if (error instanceof SwitchboardError) return error;
   return new SwitchboardError('unavailable', {
     message: 'The key store is unreachable; retry shortly.',
+    retryAfterSeconds: 5,
     cause: error,
   });
 }

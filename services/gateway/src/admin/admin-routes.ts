@@ -160,12 +160,22 @@ export function adminApiGuards(deps: {
   router.use('/admin/api/keys', (_req, _res, next) => {
     if (deps.nats.reachable) next();
     else
-      next(new SwitchboardError('unavailable', { message: 'The key store is unreachable; retry shortly.' }));
+      next(
+        new SwitchboardError('unavailable', {
+          message: 'The key store is unreachable; retry shortly.',
+          retryAfterSeconds: 5,
+        }),
+      );
   });
   router.use('/admin/api/jobs', (_req, _res, next) => {
     if (deps.nats.reachable) next();
     else
-      next(new SwitchboardError('unavailable', { message: 'The job store is unreachable; retry shortly.' }));
+      next(
+        new SwitchboardError('unavailable', {
+          message: 'The job store is unreachable; retry shortly.',
+          retryAfterSeconds: 5,
+        }),
+      );
   });
   return router;
 }

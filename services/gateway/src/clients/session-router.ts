@@ -272,6 +272,7 @@ export class SessionRouter {
     } catch (error) {
       throw new SwitchboardError('unavailable', {
         message: 'The session registry is unavailable.',
+        retryAfterSeconds: 5,
         cause: error,
       });
     }
