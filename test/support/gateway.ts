@@ -123,8 +123,9 @@ export async function spawnGateway(env: Record<string, string>): Promise<Spawned
 }
 
 async function spawnGatewayOnce(env: Record<string, string>): Promise<SpawnedGateway> {
-  const port = await freePort();
-  const metricsPort = await freePort();
+  // A port the caller gives (a gateway restarted where its clients know it) is kept.
+  const port = Number(env.GATEWAY_PORT) || (await freePort());
+  const metricsPort = Number(env.METRICS_PORT) || (await freePort());
   const proc = spawnNode('gateway', join(repoRoot, 'services/gateway/dist/main.js'), {
     env: {
       PATH: process.env.PATH ?? '',
