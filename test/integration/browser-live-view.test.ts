@@ -162,13 +162,13 @@ describe('browser live view', { timeout: 240_000 }, () => {
     assert.equal(page.headers.get('referrer-policy'), 'no-referrer');
     assert.equal(page.headers.get('cache-control'), 'no-store');
 
-    // Timed from the page's load: a fresh browser context, and the test Chromium loading a page
-    // on a busy machine, are the test's cost, not the view's.
+    // Timed by the page itself, from opening its socket to drawing the first picture: a fresh
+    // browser context, the test Chromium loading the page and this test's polling on a busy
+    // machine are the test's cost, not the view's.
     const viewer = await openViewer(created.url);
-    const started = Date.now();
-    await waitFor('a first frame', 2_000, async () => (await framesOf(viewer.page)) > 0);
-    const firstFrameMs = Date.now() - started;
-    assert.ok(firstFrameMs <= 2_000, `first frame after ${firstFrameMs} ms`);
+    await waitFor('a first frame', 10_000, async () => (await framesOf(viewer.page)) > 0);
+    const firstFrameMs = Number(await viewer.page.locator('body').getAttribute('data-first-frame-ms'));
+    assert.ok(firstFrameMs > 0 && firstFrameMs <= 2_000, `first frame after ${firstFrameMs} ms`);
     const before = await thumbnail(viewer.page);
     assert.deepEqual([before.width, before.height], [800, 600]);
 

@@ -1,4 +1,4 @@
-/* global document, location, WebSocket */
+/* global document, location, performance, WebSocket */
 // The live-view page: frames from the session's tab drawn into an <img>, and in interact mode the
 // viewer's mouse, wheel and keys sent back as small JSON messages. Nothing else: no framework,
 // nothing from another origin (the page's Content-Security-Policy allows neither).
@@ -22,6 +22,8 @@ let mode = 'view';
 let frames = 0;
 let shownUrl;
 let finished = false;
+/** When the socket was opened, to say how long the first picture took (data-first-frame-ms). */
+let connectedAt = 0;
 
 function setState(state, text) {
   document.body.dataset.state = state;
@@ -43,10 +45,12 @@ function showFrame(blob) {
   if (previous) URL.revokeObjectURL(previous);
   frames += 1;
   document.body.dataset.frames = String(frames);
+  if (frames === 1) document.body.dataset.firstFrameMs = String(Math.round(performance.now() - connectedAt));
 }
 
 function connect() {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  connectedAt = performance.now();
   socket = new WebSocket(`${scheme}//${location.host}${location.pathname}/stream`);
   socket.binaryType = 'blob';
   setState('connecting', 'Connecting…');
