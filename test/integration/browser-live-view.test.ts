@@ -212,8 +212,9 @@ describe('browser live view', { timeout: 240_000 }, () => {
     const viewer = await openViewer((await link(session.session_id)).url);
     await waitFor('a frame', 3_000, async () => (await framesOf(viewer.page)) > 0);
     const own = await thumbnail(viewer.page);
+    // Following has no bound of its own (it is looked at every 500 ms): generous for a busy machine.
     const showing = (what: string, ownTab: boolean) =>
-      waitFor(what, 5_000, async () => {
+      waitFor(what, 15_000, async () => {
         const apart = difference((await thumbnail(viewer.page)).grey, own.grey);
         return ownTab ? apart < 0.5 : apart > 1;
       });
