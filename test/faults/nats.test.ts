@@ -108,6 +108,12 @@ interface Before {
 
 async function workBeforeTheFault(): Promise<Before> {
   const key = await cluster.createKey({ tier: 'enterprise', rate_limit_per_minute: 100_000 });
+  // A key reaches each replica through its key watch, which a previous fault may still be resuming.
+  for (const { url } of cluster.gateways)
+    await until(
+      async () => (await fetch(`${url}/models`, { headers: bearer(key.key) })).status === 200,
+      `the new key works on ${url}`,
+    );
   const gateway = gatewayAt(0);
   await registerEndpoint(gateway, key.key, { url: receiver.url, events: ['animate.job.*'] });
   const post = (path: string, body: unknown) =>
