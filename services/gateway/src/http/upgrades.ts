@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express, Request } from 'express';
 
-interface PendingUpgrade {
+export interface PendingUpgrade {
   socket: Duplex;
   head: Buffer;
 }

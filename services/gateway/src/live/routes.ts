@@ -9,6 +9,7 @@ import { SwitchboardError } from '@switchboard/errors';
 import { adminSurface } from '../contract/administration.js';
 import { action, base, onOneSession, onSession, SessionPath, tag } from '../contract/browser-sessions.js';
 import { adminErrors, json, jsonBodyErrors, workerErrors } from '../contract/responses.js';
+import { relayUpgrade } from '../http/relay-proxy.js';
 import { takeUpgrade } from '../http/upgrades.js';
 import { RelayedWebSocket } from '../http/websocket-ending.js';
 import { perApp, route, type Route, type RouteDeps } from '../http/route.js';
@@ -18,7 +19,6 @@ import { CreateLiveLinkRequest, LiveLinkCreated } from './contract.js';
 import type { LiveLink, LiveLinks, LiveMode } from './link-store.js';
 import type { SessionRoute } from '../clients/session-router.js';
 import { OpenViewers } from './open-viewers.js';
-import { viewerProxyOf, viewerTargets } from './viewer-proxy.js';
 
 /** The page runs its own script and style only, draws frames from blob: URLs and talks to this gateway. */
 const livePolicy = contentSecurityPolicy({
@@ -243,17 +243,17 @@ export const liveStreamRoute = route({
     const upgrade = takeUpgrade(req);
     if (!upgrade) throw new SwitchboardError('invalid_request', { message: 'This endpoint is a WebSocket.' });
     const socket = new RelayedWebSocket(upgrade.socket);
-    viewerTargets.set(req, {
-      origin: owning.record.devtools_address,
-      sessionId: link.session_id,
-      ownerKeyId: link.owner_key_id,
-      mode: link.mode,
-      requestId: res.locals.ctx.requestId,
-      socket,
-    });
     const closed = new Promise((resolve) => upgrade.socket.once('close', resolve));
     viewersOf(deps).add(link, socket, closed);
-    viewerProxyOf(deps).upgrade(req, upgrade.socket as never, upgrade.head);
+    // The worker learns the owner and the mode from the gateway, never from the viewer.
+    relayUpgrade(deps, req, upgrade, {
+      origin: owning.record.devtools_address,
+      path: `/live/${link.session_id}`,
+      keyId: link.owner_key_id,
+      requestId: res.locals.ctx.requestId,
+      socket,
+      headers: { 'x-switchboard-live-mode': link.mode },
+    });
   },
 });
 

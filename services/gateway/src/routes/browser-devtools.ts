@@ -1,87 +1,15 @@
-import type { IncomingMessage } from 'node:http';
-import { Agent as TlsAgent } from 'node:https';
-import { isIP } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { createProxyMiddleware } from 'http-proxy-middleware';
 import { SwitchboardError } from '@switchboard/errors';
-import { CLUSTER_SECRET_KEY, parseTarget, watchTlsFiles } from '@switchboard/grpc';
+import { relayUpgrade } from '../http/relay-proxy.js';
 import { takeUpgrade } from '../http/upgrades.js';
 import { CLOSE_POLICY_VIOLATION, CLOSE_TRY_AGAIN_LATER, RelayedWebSocket } from '../http/websocket-ending.js';
 import { sessionIdParam } from '../sessions/session-id.js';
 import { action, base, onOneSession } from '../contract/browser-sessions.js';
 import { z } from 'zod';
-import { perApp, route, type RouteDeps } from '../http/route.js';
-
-/** Where an accepted DevTools upgrade goes (set by the route, read by the proxy). */
-interface DevtoolsTarget {
-  /** The owning worker's relay, host:port. */
-  origin: string;
-  path: string;
-  keyId: string;
-  requestId: string;
-  socket: RelayedWebSocket;
-}
+import { route } from '../http/route.js';
 
 /** A refusal that should pass by itself (the key store unreachable) invites a retry; others do not. */
 const closeCodeFor = (reason: SwitchboardError): number =>
   reason.code === 'unavailable' ? CLOSE_TRY_AGAIN_LATER : CLOSE_POLICY_VIOLATION;
-
-const targets = new WeakMap<IncomingMessage, DevtoolsTarget>();
-
-/**
- * With gRPC TLS on, the relays speak TLS with the same certificates: an agent that trusts the
- * workers' CA, presents the gateway's certificate, and checks the name the gRPC clients check
- * (GRPC_TLS_SERVER_NAME, else BROWSER_ADDR's host: relays are dialled by pod IP). Renewed files
- * reach the connections made from then on.
- */
-function relayAgent(config: RouteDeps['config']): TlsAgent | undefined {
-  const tls = config.workerTls;
-  if (tls === undefined) return undefined;
-  const service = parseTarget(config.workers.browser.address).host;
-  const servername = tls.serverName ?? (isIP(service) === 0 ? service : undefined);
-  const files = watchTlsFiles(tls);
-  const agent = new TlsAgent({ ...files.current(), ...(servername === undefined ? {} : { servername }) });
-  // Node's agent reads its options at each new connection.
-  files.onChange((pems) => Object.assign(agent.options, pems));
-  return agent;
-}
-
-const proxyOf = perApp(({ logger, config }) => {
-  const clusterSecret = config.clusterSecret;
-  const agent = relayAgent(config);
-  const scheme = agent === undefined ? 'http' : 'https';
-  return createProxyMiddleware<IncomingMessage>({
-    ws: true,
-    changeOrigin: true,
-    ...(agent === undefined ? {} : { agent }),
-    router: (req) => `${scheme}://${targets.get(req)!.origin}`,
-    pathRewrite: (_path, req) => targets.get(req)!.path,
-    on: {
-      proxyReqWs: (proxyReq, req) => {
-        const target = targets.get(req)!;
-        proxyReq.removeHeader('authorization');
-        proxyReq.removeHeader('cookie');
-        proxyReq.setHeader('x-switchboard-key-id', target.keyId);
-        proxyReq.setHeader('x-request-id', target.requestId);
-        // The relay refuses upgrades without it, so only a gateway can claim a key id there.
-        proxyReq.setHeader(CLUSTER_SECRET_KEY, clusterSecret);
-        // Runs before http-proxy's own listener: closing later must stop the upstream side too.
-        proxyReq.once('upgrade', (_res: IncomingMessage, upstream: Duplex) =>
-          target.socket.attachUpstream(upstream),
-        );
-      },
-      error: (error, _req, socket) => {
-        logger.warn({ err: error }, 'devtools proxy failed');
-        if ('destroy' in socket) socket.destroy();
-      },
-    },
-    logger: {
-      info: () => undefined,
-      warn: (m: unknown) => logger.warn({ detail: m }, 'devtools proxy'),
-      error: (m: unknown) => logger.warn({ detail: m }, 'devtools proxy'),
-    },
-  });
-});
 
 /**
  * A WebSocket to the session browser's
@@ -128,16 +56,15 @@ export const browserSessionDevtoolsRoute = route({
       });
     }
     const socket = new RelayedWebSocket(upgrade.socket);
-    targets.set(req, {
+    // Revoked key, stale key store, address no longer allowed: the client gets a close frame
+    // naming the code a new request would get (or, before the upgrade completed, a cut).
+    deps.live.track(res, ctx.recheckAccess, (reason) => socket.close(closeCodeFor(reason), reason.code));
+    relayUpgrade(deps, req, upgrade, {
       origin: devtoolsAddress,
       path: `/devtools/${id}`,
       keyId: ctx.key?.id ?? '',
       requestId: ctx.requestId,
       socket,
     });
-    // Revoked key, stale key store, address no longer allowed: the client gets a close frame
-    // naming the code a new request would get (or, before the upgrade completed, a cut).
-    deps.live.track(res, ctx.recheckAccess, (reason) => socket.close(closeCodeFor(reason), reason.code));
-    proxyOf(deps).upgrade(req, upgrade.socket as never, upgrade.head);
   },
 });
