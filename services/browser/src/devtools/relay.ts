@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
-import { httpStatusOf, SwitchboardError } from '@switchboard/errors';
+import { SwitchboardError } from '@switchboard/errors';
 import {
   CLUSTER_SECRET_KEY,
   clusterSecretMatches,
@@ -21,6 +21,7 @@ import type { AllowedHosts } from '@switchboard/address-guard';
 import type { DevtoolsTarget } from '../sessions/session-service.js';
 import type { LiveUpgradeHandler } from '../live/live-upgrades.js';
 import { bridge, MAX_BROWSER_MESSAGE_BYTES, MAX_CLIENT_MESSAGE_BYTES } from './cdp-bridge.js';
+import { refuseUpgrade } from './refuse-upgrade.js';
 
 /** Headers the gateway sets after it has authenticated the caller (like gRPC call metadata). */
 export const KEY_ID_HEADER = 'x-switchboard-key-id';
@@ -108,7 +109,7 @@ export async function startDevtoolsRelay(options: {
       if (error instanceof SwitchboardError && error.code === 'rate_limited') {
         log.info({ session_id: sessionId }, 'devtools connection refused: the session has all it may have');
       }
-      refuse(socket, error, requestId);
+      refuseUpgrade(socket, error, requestId);
       return;
     }
     // The connection's place is held until its socket closes, however it ends.
@@ -122,7 +123,7 @@ export async function startDevtoolsRelay(options: {
     upstream.once('error', (error) => {
       if (socket.destroyed) return;
       log.warn({ err: error, session_id: sessionId }, 'browser devtools endpoint unreachable');
-      refuse(socket, new SwitchboardError('session_closed'), requestId);
+      refuseUpgrade(socket, new SwitchboardError('session_closed'), requestId);
     });
     upstream.once('open', () => {
       upstream.removeAllListeners('error');
@@ -161,25 +162,6 @@ export async function startDevtoolsRelay(options: {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-/** The API's error body (`{"error": {code, message, request_id}}`), as the gateway passes it on. */
-function refuse(socket: Duplex, error: unknown, requestId: string | string[] | undefined): void {
-  const known = error instanceof SwitchboardError ? error : new SwitchboardError('internal');
-  const body = JSON.stringify({
-    error: {
-      code: known.code,
-      message: known.message,
-      ...(typeof requestId === 'string' ? { request_id: requestId } : {}),
-    },
-  });
-  socket.end(
-    `HTTP/1.1 ${httpStatusOf(known.code)} ${known.code}\r\n` +
-      'Content-Type: application/json\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
 }
 
 /** With a CA, mutual TLS as on the gRPC port: a client without a certificate from it is cut. */

@@ -1,12 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { httpStatusOf, SwitchboardError } from '@switchboard/errors';
+import { SwitchboardError } from '@switchboard/errors';
 import { CLUSTER_SECRET_KEY, clusterSecretMatches } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { BrowserSession } from '../sessions/session.js';
 import { LiveView, type LiveMode } from './live-view.js';
 import { MAX_VIEWER_MESSAGE_BYTES } from './viewer-messages.js';
+import { refuseUpgrade } from '../devtools/refuse-upgrade.js';
 
 /** Set by the gateway once it has resolved a live-view link: whose session, and in which mode. */
 export const LIVE_KEY_ID_HEADER = 'x-switchboard-key-id';
@@ -54,7 +55,7 @@ export function liveUpgrades(options: {
       mode = asked;
       session = options.sessions.liveSession(sessionId, keyId);
     } catch (error) {
-      refuse(socket, error, requestId);
+      refuseUpgrade(socket, error, requestId);
       return true;
     }
     wss.handleUpgrade(req, socket, head, (client) => {
@@ -63,22 +64,4 @@ export function liveUpgrades(options: {
     });
     return true;
   };
-}
-
-function refuse(socket: Duplex, error: unknown, requestId: string | string[] | undefined): void {
-  const known = error instanceof SwitchboardError ? error : new SwitchboardError('internal');
-  const body = JSON.stringify({
-    error: {
-      code: known.code,
-      message: known.message,
-      ...(typeof requestId === 'string' ? { request_id: requestId } : {}),
-    },
-  });
-  socket.end(
-    `HTTP/1.1 ${httpStatusOf(known.code)} ${known.code}\r\n` +
-      'Content-Type: application/json\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
 }
