@@ -11,7 +11,12 @@ test('event ids have the evt_ form and sort by the time they were made', () => {
   assert.ok(newEventId(0) < newEventId(Date.UTC(2100, 0, 1)));
 });
 
-test('ids made in the same millisecond differ', () => {
-  const ids = new Set(Array.from({ length: 1000 }, () => newEventId(1_700_000_000_000)));
-  assert.equal(ids.size, 1000);
+test('ids made in the same millisecond differ and sort in the order they were made', () => {
+  const ids = Array.from({ length: 1000 }, () => newEventId(1_700_000_000_000));
+  assert.equal(new Set(ids).size, 1000);
+  assert.deepEqual([...ids].sort(), ids);
+  // An id of another millisecond in between starts afresh, and still sorts by its time.
+  const before = newEventId(1_700_000_000_000);
+  const earlier = newEventId(1_699_999_999_999);
+  assert.ok(earlier < before);
 });
