@@ -1,3 +1,4 @@
+import { retryCreationRace } from '@switchboard/events';
 import type { KV, NatsConnection } from 'nats';
 import type { Logger } from '@switchboard/telemetry';
 import {
@@ -40,8 +41,11 @@ export class RegistryAnnouncer {
     logger: Logger,
   ): Promise<RegistryAnnouncer> {
     const js = nc.jetstream();
-    const workers = await js.views.kv(WORKERS_BUCKET, { history: 1, ttl: WORKER_RECORD_MAX_AGE_MS });
-    const sessions = await js.views.kv(SESSIONS_BUCKET, { history: 1, ttl: SESSION_RECORD_MAX_AGE_MS });
+    // Workers and gateways starting together create the same buckets.
+    const [workers, sessions] = await retryCreationRace(async () => [
+      await js.views.kv(WORKERS_BUCKET, { history: 1, ttl: WORKER_RECORD_MAX_AGE_MS }),
+      await js.views.kv(SESSIONS_BUCKET, { history: 1, ttl: SESSION_RECORD_MAX_AGE_MS }),
+    ]);
     return new RegistryAnnouncer(workers, sessions, identity, logger);
   }
 

@@ -1,6 +1,7 @@
 // Creates (or finds) the stream, the per-back-end consumers and the buckets. Every process that
 // opens the job system runs it, so whichever starts first — a gateway, with no worker yet, or a
 // worker — leaves NATS ready, and KEDA can see pending messages on consumers that exist.
+import { retryCreationRace } from '@switchboard/events';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -34,7 +35,6 @@ export interface SetupOptions {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const STREAM_EXISTS = 10058;
-const SUBJECTS_OVERLAP = 10065;
 const CONSUMER_EXISTS = 10148;
 
 const apiCode = (error: unknown): number | undefined =>
@@ -94,15 +94,8 @@ export async function setUpJobSystem(
   names: JobNames,
   options: SetupOptions,
 ): Promise<JobBuckets> {
-  try {
-    return await setUp(nc, names, options);
-  } catch (error) {
-    // Processes setting up at once (gateway replicas starting together): the server may answer
-    // the later creator of a stream or bucket "subjects overlap" instead of "already exists". By
-    // then the other has created it, so a second pass finds it.
-    if (apiCode(error) !== SUBJECTS_OVERLAP) throw error;
-    return setUp(nc, names, options);
-  }
+  // Gateway replicas and workers starting together create the same stream and buckets.
+  return retryCreationRace(() => setUp(nc, names, options));
 }
 
 async function setUp(nc: NatsConnection, names: JobNames, options: SetupOptions): Promise<JobBuckets> {

@@ -1,3 +1,4 @@
+import { retryCreationRace } from '@switchboard/events';
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { KV, NatsConnection } from 'nats';
 import { defaultResources } from '@switchboard/broker-auth';
@@ -39,10 +40,12 @@ export class LiveLinks {
   private constructor(private readonly kv: KV) {}
 
   static async open(nc: NatsConnection): Promise<LiveLinks> {
-    const kv = await nc.jetstream().views.kv(defaultResources.browserLiveLinksBucket, {
-      history: 1,
-      ttl: BUCKET_MAX_AGE_MS,
-    });
+    // Gateway replicas starting together create the same bucket.
+    const kv = await retryCreationRace(() =>
+      nc
+        .jetstream()
+        .views.kv(defaultResources.browserLiveLinksBucket, { history: 1, ttl: BUCKET_MAX_AGE_MS }),
+    );
     return new LiveLinks(kv);
   }
 

@@ -3,6 +3,7 @@
 // waits in the stream; it is acknowledged only once the store has queued its deliveries, so a
 // sender killed between the two leaves it to be redelivered — and the store, keyed by the
 // event's id, queues it once.
+import { retryCreationRace } from '@switchboard/events';
 import {
   AckPolicy,
   DeliverPolicy,
@@ -27,7 +28,6 @@ const MAX_ACK_PENDING = 1000;
 export const STORE_DOWN_RETRY_MS = 5_000;
 
 const STREAM_EXISTS = 10058;
-const SUBJECTS_OVERLAP = 10065;
 const CONSUMER_EXISTS = 10148;
 
 const apiCode = (error: unknown): number | undefined =>
@@ -43,14 +43,8 @@ export async function ensureEventStream(
   nc: NatsConnection,
   names: EventNames = defaultResources,
 ): Promise<void> {
-  try {
-    await setUp(await nc.jetstreamManager(), names);
-  } catch (error) {
-    // Senders starting together: the later creator may hear "subjects overlap" for a stream the
-    // other has just made; a second pass finds it.
-    if (apiCode(error) !== SUBJECTS_OVERLAP) throw error;
-    await setUp(await nc.jetstreamManager(), names);
-  }
+  // Senders starting together create the same stream.
+  await retryCreationRace(async () => setUp(await nc.jetstreamManager(), names));
 }
 
 async function setUp(jsm: JetStreamManager, names: EventNames): Promise<void> {
