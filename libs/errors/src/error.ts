@@ -31,3 +31,15 @@ export class SwitchboardError extends Error {
 export function isSwitchboardError(error: unknown): error is SwitchboardError {
   return error instanceof SwitchboardError;
 }
+
+/** Seconds a client is asked to wait when a store or broker its call needed could not be reached. */
+export const DEPENDENCY_RETRY_AFTER_SECONDS = 5;
+
+/** `503 unavailable` with `Retry-After`: a store or broker the call needs is down for now. */
+export function dependencyUnavailable(message: string, cause?: unknown): SwitchboardError {
+  return new SwitchboardError('unavailable', {
+    message,
+    cause,
+    retryAfterSeconds: DEPENDENCY_RETRY_AFTER_SECONDS,
+  });
+}

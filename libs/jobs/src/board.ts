@@ -1,7 +1,7 @@
 // The gateway's side of the job system: submit, read, list and cancel jobs straight in JetStream
 // and KV. No animation worker is involved, so all of it works while workers are scaled to zero.
 import type { JetStreamClient, JetStreamManager, KV, NatsConnection } from 'nats';
-import { SwitchboardError } from '@switchboard/errors';
+import { SwitchboardError, dependencyUnavailable } from '@switchboard/errors';
 import { sendTraced, type EventPublisher } from '@switchboard/events';
 import { readBackendCatalogue, type BackendDescription } from './catalogue.js';
 import { publishJobEvent } from './events.js';
@@ -42,11 +42,7 @@ const jobNotFound = () => new SwitchboardError('job_not_found');
 function reaching<T>(work: Promise<T>): Promise<T> {
   return work.catch((error: unknown) => {
     if (error instanceof SwitchboardError) throw error;
-    throw new SwitchboardError('unavailable', {
-      message: 'The job store is unreachable; retry shortly.',
-      retryAfterSeconds: 5,
-      cause: error,
-    });
+    throw dependencyUnavailable('The job store is unreachable; retry shortly.', error);
   });
 }
 const WAIT_FOR_DUPLICATE_MS = 10_000;

@@ -1,5 +1,6 @@
+import { retryCreationRace } from '@switchboard/events';
 import type { KV, KvEntry, NatsConnection } from 'nats';
-import { SwitchboardError } from '@switchboard/errors';
+import { SwitchboardError, dependencyUnavailable } from '@switchboard/errors';
 import { formatApiKey, isKeyId, keyPrefix, newKeyId, newSecret } from './format.js';
 import { encodeRecord, isConflict, WRITE_ATTEMPTS } from './kv-write.js';
 import { migrateLegacyHashes, unmigratedLegacySecrets } from './legacy-migration.js';
@@ -56,11 +57,7 @@ function notFound(): SwitchboardError {
  */
 function unreachable(error: unknown): SwitchboardError {
   if (error instanceof SwitchboardError) return error;
-  return new SwitchboardError('unavailable', {
-    message: 'The key store is unreachable; retry shortly.',
-    retryAfterSeconds: 5,
-    cause: error,
-  });
+  return dependencyUnavailable('The key store is unreachable; retry shortly.', error);
 }
 
 /** A read of the bucket whose NATS failure reaches the caller as `unreachable`. */
@@ -111,8 +108,11 @@ export class KeyStore {
     const hasher = new SecretHasher(options.pepper);
     const js = nc.jetstream();
     // history 1: the store needs only the current record; revisions still order writes.
-    const kv = await js.views.kv(bucket, { history: 1 });
-    const usageKv = await js.views.kv(`${bucket}_usage`, { history: 1 });
+    // Gateway replicas starting together create the same buckets.
+    const [kv, usageKv] = await retryCreationRace(async () => [
+      await js.views.kv(bucket, { history: 1 }),
+      await js.views.kv(`${bucket}_usage`, { history: 1 }),
+    ]);
     // Before the watch starts, so the first load already holds the migrated records.
     if (options.migrateLegacyWrittenBefore !== undefined)
       await migrateLegacyHashes(kv, hasher, options.migrateLegacyWrittenBefore, options.logger);

@@ -7,7 +7,7 @@ import type {
   GenerateImageResponse,
   ListModelsResponse,
 } from '@switchboard/contracts';
-import { isSwitchboardError, SwitchboardError } from '@switchboard/errors';
+import { dependencyUnavailable, isSwitchboardError } from '@switchboard/errors';
 import type { RequestContext } from '@switchboard/grpc';
 import type { ModelRegistry } from '@switchboard/models';
 import { OWNER_KEY_ID_METADATA, imageKey, newImageId, type ObjectStore } from '@switchboard/objectstore';
@@ -93,7 +93,7 @@ export class ImageService {
         metadata: { [OWNER_KEY_ID_METADATA]: ownerKeyId },
       });
     } catch (error) {
-      throw new SwitchboardError('unavailable', { message: 'The image could not be stored.', cause: error });
+      throw dependencyUnavailable('The image could not be stored.', error);
     }
   }
 }

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import { SwitchboardError } from '@switchboard/errors';
+import { dependencyUnavailable } from '@switchboard/errors';
 import { requireAdminToken } from '../auth/admin-token.js';
 import type { AuthFailureGuard } from '../auth/authenticate.js';
 import { ClusterStatus, adminSurface, tag } from '../contract/administration.js';
@@ -159,23 +159,11 @@ export function adminApiGuards(deps: {
   router.use('/admin/api', requireAdminToken(deps.adminToken, deps.guard));
   router.use('/admin/api/keys', (_req, _res, next) => {
     if (deps.nats.reachable) next();
-    else
-      next(
-        new SwitchboardError('unavailable', {
-          message: 'The key store is unreachable; retry shortly.',
-          retryAfterSeconds: 5,
-        }),
-      );
+    else next(dependencyUnavailable('The key store is unreachable; retry shortly.'));
   });
   router.use('/admin/api/jobs', (_req, _res, next) => {
     if (deps.nats.reachable) next();
-    else
-      next(
-        new SwitchboardError('unavailable', {
-          message: 'The job store is unreachable; retry shortly.',
-          retryAfterSeconds: 5,
-        }),
-      );
+    else next(dependencyUnavailable('The job store is unreachable; retry shortly.'));
   });
   return router;
 }

@@ -4,7 +4,7 @@
 // URLs this API returned are checked to belong to the caller and used where they are.
 import { createHash } from 'node:crypto';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
-import { SwitchboardError } from '@switchboard/errors';
+import { dependencyUnavailable, SwitchboardError } from '@switchboard/errors';
 import {
   InvalidObjectKeyError,
   OWNER_KEY_ID_METADATA,
@@ -154,11 +154,7 @@ export class JobMedia {
       owner = (await this.store.stat(key))?.metadata[OWNER_KEY_ID_METADATA];
     } catch (error) {
       if (error instanceof InvalidObjectKeyError) owner = undefined;
-      else
-        throw new SwitchboardError('unavailable', {
-          message: 'The file store is unavailable.',
-          cause: error,
-        });
+      else throw dependencyUnavailable('The file store is unavailable.', error);
     }
     if (owner !== this.ownerKeyId) {
       throw new SwitchboardError('not_found', { message: 'No such file for this key.' });

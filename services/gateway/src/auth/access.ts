@@ -1,4 +1,4 @@
-import { SwitchboardError } from '@switchboard/errors';
+import { SwitchboardError, dependencyUnavailable } from '@switchboard/errors';
 import type { KeyRecord, KeyStore } from '@switchboard/keys';
 import type { CidrSet } from '../http/client-ip.js';
 import type { KeyFreshness } from '../ops/nats-liveness.js';
@@ -35,10 +35,9 @@ export class AccessCheck {
     if (!this.clusterAllows(clientIp)) return { error: new SwitchboardError('ip_not_allowed') };
     if (!this.freshness.keysFresh()) {
       return {
-        error: new SwitchboardError('unavailable', {
-          message: 'API keys cannot be verified right now (the key store is unreachable); retry shortly.',
-          retryAfterSeconds: 5,
-        }),
+        error: dependencyUnavailable(
+          'API keys cannot be verified right now (the key store is unreachable); retry shortly.',
+        ),
       };
     }
     const key = token === undefined ? null : this.keys.authenticate(token);

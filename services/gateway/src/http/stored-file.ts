@@ -1,6 +1,6 @@
 import { pipeline } from 'node:stream/promises';
 import { type Request, type Response } from 'express';
-import { SwitchboardError } from '@switchboard/errors';
+import { dependencyUnavailable, SwitchboardError } from '@switchboard/errors';
 import {
   InvalidObjectKeyError,
   OWNER_KEY_ID_METADATA,
@@ -57,7 +57,7 @@ async function fromStore<T>(read: () => Promise<T>): Promise<T> {
     return await read();
   } catch (error) {
     if (error instanceof InvalidObjectKeyError) throw notFound();
-    throw new SwitchboardError('unavailable', { message: 'The file store is unavailable.', cause: error });
+    throw dependencyUnavailable('The file store is unavailable.', error);
   }
 }
 

@@ -1,12 +1,11 @@
-import { SwitchboardError } from '@switchboard/errors';
+import { dependencyUnavailable, type SwitchboardError } from '@switchboard/errors';
 
 /** The answer while the usage store cannot be reached: nothing metered is started, nothing read. */
 export const usageStoreUnavailable = (cause?: unknown): SwitchboardError =>
-  new SwitchboardError('unavailable', {
-    message: 'Usage cannot be recorded or read right now; no work was started. Try again shortly.',
-    retryAfterSeconds: 5,
+  dependencyUnavailable(
+    'Usage cannot be recorded or read right now; no work was started. Try again shortly.',
     cause,
-  });
+  );
 
 /** A read of the usage store, answered 503 unavailable (not 500) when the store is down. */
 export async function readUsage<T>(read: Promise<T>): Promise<T> {

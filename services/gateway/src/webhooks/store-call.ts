@@ -1,4 +1,4 @@
-import { SwitchboardError } from '@switchboard/errors';
+import { SwitchboardError, dependencyUnavailable } from '@switchboard/errors';
 import { WebhookInputError } from '@switchboard/webhooks';
 
 /**
@@ -13,11 +13,7 @@ export async function storeCall<T>(call: Promise<T>): Promise<T> {
     if (error instanceof WebhookInputError) {
       throw new SwitchboardError('invalid_request', { param: error.param, message: error.message });
     }
-    throw new SwitchboardError('unavailable', {
-      message: 'Webhooks cannot be read or changed right now. Try again shortly.',
-      retryAfterSeconds: 5,
-      cause: error,
-    });
+    throw dependencyUnavailable('Webhooks cannot be read or changed right now. Try again shortly.', error);
   }
 }
 
