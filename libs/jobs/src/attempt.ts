@@ -211,7 +211,20 @@ export class JobAttempt {
    * The worker is stopping: the job goes back to the queue at once for another worker, and this
    * interrupted attempt is not counted against it.
    */
-  async release(): Promise<Ending> {
+  release(): Promise<Ending> {
+    return this.requeueUncounted(0);
+  }
+
+  /**
+   * The attempt could not run because something the cluster provides (the object store) is
+   * unreachable: not the job's fault, so the attempt is not counted and the job is offered again
+   * after `delayMs`, for as long as the outage lasts (a cancel still ends it).
+   */
+  postpone(reason: string, delayMs: number): Promise<Ending> {
+    return this.requeueUncounted(delayMs, reason);
+  }
+
+  private async requeueUncounted(delayMs: number, reason?: string): Promise<Ending> {
     const { changed } = await this.finish((current) =>
       current.status === 'running'
         ? {
@@ -219,11 +232,12 @@ export class JobAttempt {
             status: 'queued',
             progress: 0,
             attempts: Math.max(0, current.attempts - 1),
+            ...(reason === undefined ? {} : { last_error: reason }),
             updated_at: new Date().toISOString(),
           }
         : undefined,
     );
-    if (changed) this.msg.nak();
+    if (changed) this.msg.nak(delayMs);
     else this.msg.ack();
     return 'released';
   }

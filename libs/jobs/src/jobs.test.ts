@@ -227,6 +227,22 @@ test('failures are retried, then the job fails with attempts_exhausted naming th
   assert.equal(published.filter((e) => e.subject === 'animate.job.failed').length, 1);
 });
 
+test('an attempt postponed for an outage is not counted, however often, and the job still runs', async () => {
+  const { board, taker } = await system(2);
+  const { job } = await board.submit(submission('ownerA'));
+  for (let i = 0; i < 3; i++) {
+    const waiting = (await taker.start(await nextMessage(taker)))!;
+    assert.equal(waiting.record.attempts, 1);
+    assert.equal(await waiting.postpone('object store read failed (ECONNREFUSED)', 0), 'released');
+    const queued = await board.get('ownerA', job.job_id);
+    assert.deepEqual([queued.status, queued.attempts], ['queued', 0]);
+  }
+  const runs = (await taker.start(await nextMessage(taker)))!;
+  await runs.succeed({ video_key: 'v', fps: 1, frames: 1, duration_s: 1, width: 1, height: 1 });
+  const done = await board.get('ownerA', job.job_id);
+  assert.deepEqual([done.status, done.attempts], ['succeeded', 1]);
+});
+
 test('a delivery whose worker vanished comes back after the ack wait and counts as an attempt', async () => {
   const { board, taker } = await system(2);
   const { job } = await board.submit(submission('ownerA'));

@@ -69,9 +69,13 @@ export class InvalidObjectKeyError extends Error {
 
 /** The store could not be reached or failed; messages never carry bucket names or paths. */
 export class ObjectStoreError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** The store could not be reached or was overloaded: the same call may work later. */
+  readonly unreachable: boolean;
+
+  constructor(message: string, options?: { cause?: unknown; unreachable?: boolean }) {
     super(message, options);
     this.name = 'ObjectStoreError';
+    this.unreachable = options?.unreachable ?? false;
   }
 }
 

@@ -129,6 +129,7 @@ describe('S3ObjectStore against s3rver', () => {
     );
     assert.ok(error instanceof ObjectStoreError, String(error));
     assert.doesNotMatch(error.message, /switchboard-unit/);
+    assert.equal(error.unreachable, false, 'a refused credential is not an outage');
 
     const gone = new S3ObjectStore({
       endpoint: `http://127.0.0.1:${await freePort()}`,
@@ -136,7 +137,11 @@ describe('S3ObjectStore against s3rver', () => {
       bucket: 'switchboard-unit',
       retentionDays: {},
     });
-    await assert.rejects(gone.get('images/img-1.png'), ObjectStoreError);
+    await assert.rejects(gone.get('images/img-1.png'), (e) => e instanceof ObjectStoreError && e.unreachable);
+    await assert.rejects(
+      gone.put('images/img-2.png', Buffer.from('png'), { contentType: 'image/png', metadata: {} }),
+      (e) => e instanceof ObjectStoreError && e.unreachable,
+    );
     await assert.rejects(gone.ensureReady(), ObjectStoreError);
   });
 

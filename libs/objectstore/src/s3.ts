@@ -63,11 +63,28 @@ function isMissing(error: unknown): boolean {
   return code === 'NoSuchKey' || code === 'NotFound';
 }
 
+/** Codes that say the store is away or overloaded for now, not that the request was wrong. */
+const transientCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'InternalError',
+  'ServiceUnavailable',
+  'SlowDown',
+  'RequestTimeout',
+]);
+
 /** Store errors keep their S3 code for the logs but never the bucket name in the message. */
 function storeError(operation: string, error: unknown): ObjectStoreError {
   const code = codeOf(error);
   return new ObjectStoreError(`object store ${operation} failed${code ? ` (${code})` : ''}`, {
     cause: error,
+    unreachable: code !== undefined && transientCodes.has(code),
   });
 }
 

@@ -16,7 +16,13 @@ import {
   type JobResult,
   type JobTaker,
 } from '@switchboard/jobs';
-import { OWNER_KEY_ID_METADATA, posterKey, videoKey, type ObjectStore } from '@switchboard/objectstore';
+import {
+  ObjectStoreError,
+  OWNER_KEY_ID_METADATA,
+  posterKey,
+  videoKey,
+  type ObjectStore,
+} from '@switchboard/objectstore';
 import { withSpan, withSpanIn, type Logger } from '@switchboard/telemetry';
 import { PermanentJobError, type Backend } from '../backends/backend.js';
 import { Mp4Encoder } from '../media/encode.js';
@@ -37,6 +43,9 @@ export interface RunnerOptions {
   /** How long one pull waits on the server before asking again. */
   readonly pullExpiresMs?: number;
 }
+
+/** How long a job waits before it is tried again while the object store is unreachable. */
+const STORE_OUTAGE_RETRY_MS = 5_000;
 
 /** Absolute paths (model folders, temp files) never reach a job's public error message. */
 const withoutPaths = (text: string): string => text.replace(/(?:[A-Za-z]:)?\/[^\s'"`:,)]+/g, '<path>');
@@ -218,6 +227,10 @@ export class JobRunner {
     if (this.stopping && attempt.signal.aborted) return attempt.release();
     const permanent = error instanceof PermanentJobError;
     const message = withoutPaths(error instanceof Error ? error.message : String(error));
+    if (error instanceof ObjectStoreError && error.unreachable) {
+      logger.warn({ err: error }, 'object store unreachable; the job waits for it');
+      return attempt.postpone(message, STORE_OUTAGE_RETRY_MS);
+    }
     logger.warn({ err: error, permanent }, 'job attempt failed');
     return attempt.fail({ code: permanent ? error.code : 'internal', message }, permanent);
   }
