@@ -21,6 +21,14 @@ export interface RequestContext {
 /** What every kind of server call has (grpc-js does not export its ServerSurfaceCall). */
 type Call = Pick<ServerUnaryCall<unknown, unknown>, 'metadata' | 'getPath' | 'cancelled'> & EventEmitter;
 
+/**
+ * How many calls a server's handlers have taken and not yet answered: what a draining replica
+ * still owes, and what an operator scales on.
+ */
+export class OpenCalls {
+  count = 0;
+}
+
 export interface CallScope {
   ctx: RequestContext;
   /** Logs the outcome and returns the status to fail with; undefined when nobody is listening. */
@@ -37,8 +45,9 @@ const serverSideStatuses = new Set<number>([
   errorTable.upstream_timeout.grpc,
 ]);
 
-export function openCallScope(call: Call, base: Logger, onCancel?: () => void): CallScope {
+export function openCallScope(call: Call, base: Logger, open: OpenCalls, onCancel?: () => void): CallScope {
   const started = performance.now();
+  open.count += 1;
   const requestId = readMetadata(call.metadata, metadataKeys.requestId) ?? randomUUID();
   const keyId = readMetadata(call.metadata, metadataKeys.keyId);
   const rpc = call.getPath();
@@ -51,7 +60,13 @@ export function openCallScope(call: Call, base: Logger, onCancel?: () => void): 
   };
   // grpc-js emits 'cancelled' whenever the stream closes, even after a normal end: stop listening
   // once the handler has answered, so the signal means "the caller gave up" and nothing else.
-  const settle = () => call.off('cancelled', cancel);
+  let settled = false;
+  const settle = () => {
+    call.off('cancelled', cancel);
+    if (settled) return;
+    settled = true;
+    open.count -= 1;
+  };
   if (call.cancelled) cancel();
   else call.once('cancelled', cancel);
 

@@ -12,7 +12,7 @@ import {
   type sendUnaryData,
 } from '@grpc/grpc-js';
 import type { Logger } from '@switchboard/telemetry';
-import { openCallScope, type RequestContext } from './context.js';
+import { openCallScope, type OpenCalls, type RequestContext } from './context.js';
 
 /** `async (request, ctx) => response` */
 export type UnaryHandler<Req, Res> = (request: Req, ctx: RequestContext) => Promise<Res>;
@@ -59,9 +59,13 @@ function accept(call: { sendMetadata(metadata: Metadata): void }): void {
   call.sendMetadata(new Metadata());
 }
 
-export function wrapUnary<Req, Res>(fn: UnaryHandler<Req, Res>, base: Logger): handleUnaryCall<Req, Res> {
+export function wrapUnary<Req, Res>(
+  fn: UnaryHandler<Req, Res>,
+  base: Logger,
+  open: OpenCalls,
+): handleUnaryCall<Req, Res> {
   return (call, callback) => {
-    const scope = openCallScope(call, base);
+    const scope = openCallScope(call, base, open);
     accept(call);
     run(() => fn(call.request, scope.ctx)).then(
       (response) => {
@@ -79,9 +83,10 @@ export function wrapUnary<Req, Res>(fn: UnaryHandler<Req, Res>, base: Logger): h
 export function wrapServerStream<Req, Res>(
   fn: ServerStreamHandler<Req, Res>,
   base: Logger,
+  open: OpenCalls,
 ): handleServerStreamingCall<Req, Res> {
   return (call) => {
-    const scope = openCallScope(call, base);
+    const scope = openCallScope(call, base, open);
     accept(call);
     const { signal } = scope.ctx;
     run(async () => {
@@ -111,11 +116,12 @@ export function wrapServerStream<Req, Res>(
 export function wrapClientStream<Req, Res>(
   fn: ClientStreamHandler<Req, Res>,
   base: Logger,
+  open: OpenCalls,
 ): handleClientStreamingCall<Req, Res> {
   return (call, callback) => {
     // A cancel that comes while the handler waits for a message: destroying the stream makes its
     // `for await` throw instead of waiting forever.
-    const scope = openCallScope(call, base, () => call.destroy());
+    const scope = openCallScope(call, base, open, () => call.destroy());
     accept(call);
     run(() => fn(requests<Req>(call, scope.ctx.signal), scope.ctx)).then(
       (response) => {
@@ -154,6 +160,7 @@ export function wrapImplementation(
   definition: Record<string, { requestStream: boolean; responseStream: boolean; path: string }>,
   implementation: Record<string, unknown>,
   base: Logger,
+  open: OpenCalls,
 ): Record<string, UntypedHandleCall> {
   const out: Record<string, UntypedHandleCall> = {};
   for (const [method, { requestStream, responseStream, path }] of Object.entries(definition)) {
@@ -161,10 +168,10 @@ export function wrapImplementation(
     if (typeof fn !== 'function') throw new Error(`no handler for ${path}`);
     if (requestStream && responseStream) throw new Error(`${path}: bidirectional streaming is not supported`);
     out[method] = requestStream
-      ? wrapClientStream(fn as ClientStreamHandler<unknown, unknown>, base)
+      ? wrapClientStream(fn as ClientStreamHandler<unknown, unknown>, base, open)
       : responseStream
-        ? wrapServerStream(fn as ServerStreamHandler<unknown, unknown>, base)
-        : wrapUnary(fn as UnaryHandler<unknown, unknown>, base);
+        ? wrapServerStream(fn as ServerStreamHandler<unknown, unknown>, base, open)
+        : wrapUnary(fn as UnaryHandler<unknown, unknown>, base, open);
   }
   return out;
 }

@@ -6,7 +6,7 @@ import { createClient, unary } from './client.js';
 import { checkHealth } from './health-check.js';
 import { aborted, deferred, llm, response, serve } from './test-support.js';
 
-test('shutdown drains: the in-flight call completes, new calls fail, health says NOT_SERVING', async () => {
+test('shutdown drains: the in-flight call completes, new calls fail, health says NOT_SERVING; callsInFlight counts what it owes', async () => {
   const started = deferred<void>();
   const release = deferred<void>();
   const server = await serve([
@@ -23,8 +23,11 @@ test('shutdown drains: the in-flight call completes, new calls fail, health says
   server.health.setAll('SERVING');
   const client = createClient(Llm, server.address, { deadlineMs: 10_000 });
   try {
+    assert.equal((await unary(client.Complete.bind(client), { prompt: 'quick' })).text, 'quick');
+    assert.equal(server.callsInFlight(), 0);
     const inFlight = unary(client.Complete.bind(client), { prompt: 'slow' });
     await started.promise;
+    assert.equal(server.callsInFlight(), 1);
     const stopping = server.shutdown(10_000);
     assert.equal(server.health.get(), 'NOT_SERVING');
 
@@ -32,9 +35,12 @@ test('shutdown drains: the in-flight call completes, new calls fail, health says
     assert.ok(refused instanceof SwitchboardError);
     assert.equal(refused.code, 'unavailable');
     assert.equal(await checkHealth(server.address, '', 2_000), 'UNREACHABLE');
+    // A call refused before any handler was never the server's to finish.
+    assert.equal(server.callsInFlight(), 1);
 
     release.resolve();
     assert.equal((await inFlight).text, 'slow');
+    assert.equal(server.callsInFlight(), 0);
     await stopping;
   } finally {
     release.resolve();
@@ -62,6 +68,9 @@ test('shutdown cancels what is still running when the grace period ends', async 
     assert.ok(Date.now() - started < 5_000);
     await aborted(ctxSignal);
     assert.ok((await inFlight) instanceof SwitchboardError);
+    // The handler's own end (its throw after the abort) is what settles the count.
+    for (let i = 0; i < 100 && server.callsInFlight() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(server.callsInFlight(), 0);
   } finally {
     client.close();
   }

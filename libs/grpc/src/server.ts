@@ -3,6 +3,7 @@ import { Health, type ServiceTypes, services as contractServices } from '@switch
 import type { Logger } from '@switchboard/telemetry';
 import { serverConnectionAge, serverKeepalive } from './channel-options.js';
 import { clusterAuthInterceptor } from './cluster-auth.js';
+import { OpenCalls } from './context.js';
 import { type ContextImplementation, wrapImplementation } from './handlers.js';
 import { HealthReporter, type ReportedStatus, serviceNameOf } from './health.js';
 import { type ServerTls, TLS_REFRESH_INTERVAL_MS, serverTransport } from './tls.js';
@@ -56,6 +57,8 @@ export interface GrpcServer {
   readonly healthPort: number | undefined;
   /** Flip SERVING / NOT_SERVING, per service (by full name) or all at once. */
   readonly health: HealthReporter;
+  /** Calls its handlers have taken and not yet answered. */
+  callsInFlight(): number;
   readonly server: Server;
   /**
    * Serves more services from now on, NOT_SERVING until set: for services that can only be built
@@ -80,8 +83,9 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
   const names = options.services.map((s) => serviceNameOf(s.definition));
   const health = new HealthReporter(names, options.initialStatus);
   server.addService(Health.service, health.handlers);
+  const open = new OpenCalls();
   const serve = ({ definition, implementation }: ServiceRegistration) =>
-    server.addService(definition, wrapImplementation(definition, implementation, logger));
+    server.addService(definition, wrapImplementation(definition, implementation, logger, open));
   options.services.forEach(serve);
   const addServices = (services: readonly ServiceRegistration[]) => {
     for (const service of services) {
@@ -123,7 +127,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
     shuttingDown ??= drain(server, health, logger, graceMs).finally(() => healthServer?.forceShutdown());
     return shuttingDown;
   };
-  return { port, healthPort, health, server, addServices, shutdown };
+  return { port, healthPort, health, server, addServices, shutdown, callsInFlight: () => open.count };
 }
 
 function bind(server: Server, host: string, port: number, credentials: ServerCredentials): Promise<number> {

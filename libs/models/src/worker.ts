@@ -12,6 +12,7 @@ import {
 } from '@switchboard/grpc';
 import {
   createRegistry,
+  registerCallsInFlightGauge,
   registerServingGauge,
   startDependencyProbes,
   startMetricsServer,
@@ -128,6 +129,7 @@ export function startModelWorker<H, M extends ModelWorkerMetrics>(
     });
     onRollback(() => server.shutdown(0));
     registerServingGauge(promRegistry, () => server.health.isServing());
+    registerCallsInFlightGauge(promRegistry, () => server.callsInFlight());
     const probes = startDependencyProbes(promRegistry, spec.dependencies ?? []);
     onRollback(() => probes.close());
     const metricsServer = await startMetricsServer(promRegistry, config.metricsPort);

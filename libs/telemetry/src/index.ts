@@ -19,7 +19,7 @@ export {
   type DependencyProbeOptions,
   type DependencyProbes,
 } from './dependency-health.js';
-export { registerServingGauge } from './serving.js';
+export { registerCallsInFlightGauge, registerServingGauge } from './serving.js';
 export { failSpan, startSpan, withSpan } from './spans.js';
 export {
   captureTraceParent,

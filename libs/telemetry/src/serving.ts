@@ -15,3 +15,19 @@ export function registerServingGauge(registry: Registry, isServing: () => boolea
     },
   });
 }
+
+/**
+ * Registers `switchboard_grpc_calls_in_flight`: the calls the worker's gRPC handlers have taken and
+ * not yet answered, read at each scrape. What a draining replica still owes, and a load signal to
+ * scale on that no request rate shows for long calls (a stream, a session's navigate).
+ */
+export function registerCallsInFlightGauge(registry: Registry, callsInFlight: () => number): Gauge {
+  return new Gauge({
+    name: 'switchboard_grpc_calls_in_flight',
+    help: "Calls the worker's gRPC handlers have taken and not yet answered.",
+    registers: [registry],
+    collect() {
+      this.set(callsInFlight());
+    },
+  });
+}

@@ -12,6 +12,7 @@ import {
   createRegistry,
   natsProbe,
   objectStoreProbe,
+  registerCallsInFlightGauge,
   registerServingGauge,
   startDependencyProbes,
   startMetricsServer,
@@ -61,6 +62,7 @@ export function startAnimationWorker(
     });
     onRollback(() => server.shutdown(0));
     registerServingGauge(registry, () => server.health.isServing());
+    registerCallsInFlightGauge(registry, () => server.callsInFlight());
     const metricsServer = await startMetricsServer(registry, config.metricsPort);
     onRollback(() => metricsServer.close());
     // NATS may come later than this pod (or restart under it): keep reconnecting for ever.

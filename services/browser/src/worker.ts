@@ -12,6 +12,7 @@ import {
   createRegistry,
   natsProbe,
   objectStoreProbe,
+  registerCallsInFlightGauge,
   registerServingGauge,
   startDependencyProbes,
   startMetricsServer,
@@ -93,6 +94,7 @@ export function startBrowserWorker(config: BrowserConfig, logger: Logger): Promi
     });
     onRollback(() => server.shutdown(0));
     registerServingGauge(promRegistry, () => server.health.isServing());
+    registerCallsInFlightGauge(promRegistry, () => server.callsInFlight());
     const allowed = AllowedHosts.parse(config.allowedHosts, AllowedPorts.parse(config.allowedPorts));
     const relay = await startDevtoolsRelay({
       port: config.devtools.port,

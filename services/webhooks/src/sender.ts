@@ -12,6 +12,7 @@ import { closeOnce, startGrpcServer, startWithRollback } from '@switchboard/grpc
 import {
   createRegistry,
   natsProbe,
+  registerCallsInFlightGauge,
   registerServingGauge,
   startDependencyProbes,
   startMetricsServer,
@@ -55,6 +56,7 @@ export function startWebhookSender(config: WebhooksConfig, logger: Logger): Prom
     });
     onRollback(() => server.shutdown(0));
     registerServingGauge(registry, () => server.health.isServing());
+    registerCallsInFlightGauge(registry, () => server.callsInFlight());
     const metricsServer = await startMetricsServer(registry, config.metricsPort);
     onRollback(() => metricsServer.close());
 
