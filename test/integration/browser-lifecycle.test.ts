@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { bearer, createKey } from '../support/admin.js';
 import { chromiumPids, startBrowserStack } from '../support/browser-stack.js';
+import { DEFAULT_STALE_AFTER_MS } from '@switchboard/browser-registry';
 import { testClusterSecret } from '../support/gateway.js';
 import { errorOf, sleep } from '../support/stack.js';
 
@@ -14,6 +15,16 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: n
   return Date.now() - started;
 }
 
+/** POSTs JSON to `/api/browser<path>` with the key. */
+const browserPost =
+  (gatewayUrl: string, key: string) =>
+  (path: string, body: unknown = {}) =>
+    fetch(`${gatewayUrl}/api/browser${path}`, {
+      method: 'POST',
+      headers: { ...bearer(key), 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+
 describe('browser session lifecycle', { timeout: 300_000 }, () => {
   it('expires an idle session: its Chromium is gone within 5 s and its place is free again', async () => {
     const stack = await startBrowserStack({
@@ -21,12 +32,7 @@ describe('browser session lifecycle', { timeout: 300_000 }, () => {
     });
     try {
       const key = await createKey(stack.gateway, { tier: 'professional' });
-      const post = (path: string, body: unknown = {}) =>
-        fetch(`${stack.gateway.url}/api/browser${path}`, {
-          method: 'POST',
-          headers: { ...bearer(key.key), 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
+      const post = browserPost(stack.gateway.url, key.key);
       const created = (await (await post('/session/create')).json()) as { session_id: string };
       const id = created.session_id;
       assert.ok((await chromiumPids(stack.profileRoot)).length > 0, 'the session runs a Chromium');
@@ -107,16 +113,38 @@ describe('browser session lifecycle', { timeout: 300_000 }, () => {
     }
   });
 
+  it('a late heartbeat ends no session: its worker is asked before the session is called expired', async () => {
+    const stack = await startBrowserStack();
+    try {
+      const key = await createKey(stack.gateway, { tier: 'professional' });
+      const post = browserPost(stack.gateway.url, key.key);
+      const created = await post('/session/create');
+      assert.equal(created.status, 201, await created.clone().text());
+      const { session_id: id } = (await created.json()) as { session_id: string };
+      // NATS frozen past the registry's staleness bound: no heartbeat reaches the gateway, while
+      // the worker itself runs on.
+      stack.nats.pause();
+      try {
+        await sleep(DEFAULT_STALE_AFTER_MS + 1000);
+        const navigated = await post(`/session/${id}/navigate`, { url: `${stack.site.origin}/form` });
+        assert.equal(navigated.status, 200, await navigated.clone().text());
+        const details = await fetch(`${stack.gateway.url}/api/browser/session/${id}/details`, {
+          headers: bearer(key.key),
+        });
+        assert.equal(((await details.json()) as { status: string }).status, 'active');
+      } finally {
+        stack.nats.resume();
+      }
+    } finally {
+      await stack.stop();
+    }
+  });
+
   it('spreads sessions over two workers, routes calls to the owner, and survives one dying', async () => {
     const stack = await startBrowserStack({ workers: 2, workerEnv: { BROWSER_MAX_SESSIONS: '4' } });
     try {
       const key = await createKey(stack.gateway, { tier: 'enterprise' });
-      const post = (path: string, body: unknown = {}) =>
-        fetch(`${stack.gateway.url}/api/browser${path}`, {
-          method: 'POST',
-          headers: { ...bearer(key.key), 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
+      const post = browserPost(stack.gateway.url, key.key);
       const ids: string[] = [];
       for (let i = 0; i < 4; i++) {
         const res = await post('/session/create');

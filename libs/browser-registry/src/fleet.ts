@@ -1,3 +1,4 @@
+import { retryCreationRace } from '@switchboard/events';
 import type { KV, KvEntry, NatsConnection } from 'nats';
 import { watchBucket, type BucketWatch } from '@switchboard/keys';
 import type { Logger } from '@switchboard/telemetry';
@@ -49,11 +50,14 @@ const KV_KEY = /^[-/_=.a-zA-Z0-9]+$/;
  * so routing a call costs no round trip. A record another replica created a moment ago may not
  * have arrived yet, so a miss is confirmed against the bucket before it becomes a 404.
  */
-/** JetStream's answer to a stream created twice at once with subjects the first already took. */
-const SUBJECTS_OVERLAP = 10065;
-
 export class BrowserFleet {
   private readonly workerRecords = new Map<string, WorkerRecord>();
+  /**
+   * gRPC address → the worker that announced itself from it last. One address is one process: a
+   * worker restarted on its predecessor's address replaces it, and the predecessor's record (and
+   * with it its sessions) is gone from then on, not only once its heartbeat goes stale.
+   */
+  private readonly addressHolders = new Map<string, string>();
   private readonly sessionRecords = new Map<string, SessionRecord>();
   /** Key id → unix ms of its latest `no_capacity` refusal (any replica's), within the window. */
   private readonly refusals = new Map<string, number>();
@@ -69,15 +73,8 @@ export class BrowserFleet {
   ) {}
 
   static async open(nc: NatsConnection, options: FleetOptions): Promise<BrowserFleet> {
-    try {
-      return await BrowserFleet.openOnce(nc, options);
-    } catch (error) {
-      // Replicas starting together: the later creator of a bucket may be told "subjects overlap"
-      // instead of "already exists". By then the other has created it, so a second pass finds it.
-      if ((error as { api_error?: { err_code?: number } }).api_error?.err_code !== SUBJECTS_OVERLAP)
-        throw error;
-      return BrowserFleet.openOnce(nc, options);
-    }
+    // Gateway replicas starting together create the same buckets.
+    return retryCreationRace(() => BrowserFleet.openOnce(nc, options));
   }
 
   private static async openOnce(nc: NatsConnection, options: FleetOptions): Promise<BrowserFleet> {
@@ -148,6 +145,21 @@ export class BrowserFleet {
    * count lags its heartbeat, so sessions the registry already lists for it count too.
    */
   pickWorker(now = Date.now()): WorkerRecord | undefined {
+    return this.mostFree(this.liveWorkers(now));
+  }
+
+  /**
+   * When no worker is live: the one with the most free sessions among those whose heartbeat is
+   * late but that neither withdrew nor were found unreachable. A worker starved of CPU for a few
+   * seconds is late, not gone; placing on it costs one refused connection if it is gone.
+   */
+  pickLateWorker(now = Date.now()): WorkerRecord | undefined {
+    return this.mostFree(
+      [...this.workerRecords.values()].filter((w) => now - w.updated_at_ms > this.staleAfterMs),
+    );
+  }
+
+  private mostFree(candidates: WorkerRecord[]): WorkerRecord | undefined {
     const active = new Map<string, number>();
     for (const record of this.sessionRecords.values()) {
       if (record.session.status === 'active') {
@@ -156,7 +168,7 @@ export class BrowserFleet {
     }
     let best: WorkerRecord | undefined;
     let bestFree = 0;
-    for (const worker of this.liveWorkers(now)) {
+    for (const worker of candidates) {
       const used = Math.max(worker.active_sessions, active.get(worker.worker_id) ?? 0);
       const free = worker.max_sessions - used;
       if (free > bestFree) {
@@ -235,6 +247,14 @@ export class BrowserFleet {
   }
 
   /**
+   * The worker that holds `address` now (the one that announced itself from it last), if any
+   * announced from it: a session record naming another worker there names one that is gone.
+   */
+  workerAt(address: string): string | undefined {
+    return this.addressHolders.get(address);
+  }
+
+  /**
    * Drops a worker this replica found unreachable, so placement skips it at once rather than
    * after its heartbeat goes stale; a live worker's next heartbeat brings it back.
    */
@@ -253,11 +273,19 @@ export class BrowserFleet {
 
   private onWorker(entry: KvEntry): void {
     if (entry.operation !== 'PUT') {
+      for (const [address, holder] of this.addressHolders) {
+        if (holder === entry.key) this.addressHolders.delete(address);
+      }
       this.workerRecords.delete(entry.key);
       return;
     }
     const record = decodeWorker(entry.value);
-    if (record) this.workerRecords.set(entry.key, record);
+    // The key is the worker id; a record naming another is not trusted.
+    if (!record || record.worker_id !== entry.key) return;
+    const predecessor = this.addressHolders.get(record.grpc_address);
+    if (predecessor !== undefined && predecessor !== entry.key) this.workerRecords.delete(predecessor);
+    this.addressHolders.set(record.grpc_address, entry.key);
+    this.workerRecords.set(entry.key, record);
   }
 
   private onRefusal(entry: KvEntry): void {

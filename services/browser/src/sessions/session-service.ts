@@ -17,7 +17,7 @@ import type {
 } from '@switchboard/contracts';
 import { sessionDetails } from '@switchboard/contracts';
 import type { RegistryAnnouncer } from '@switchboard/browser-registry';
-import { SwitchboardError } from '@switchboard/errors';
+import { dependencyUnavailable, SwitchboardError } from '@switchboard/errors';
 import type { EventPublisher } from '@switchboard/events';
 import { OWNER_KEY_ID_METADATA, pdfKey, screenshotKey, type ObjectStore } from '@switchboard/objectstore';
 import { withSpan, type Logger } from '@switchboard/telemetry';
@@ -256,10 +256,7 @@ export class SessionService {
             metadata: { [OWNER_KEY_ID_METADATA]: session.ownerKeyId },
           });
         } catch (error) {
-          throw new SwitchboardError('unavailable', {
-            message: 'The screenshot could not be stored.',
-            cause: error,
-          });
+          throw dependencyUnavailable('The screenshot could not be stored.', error);
         }
         session.screenshots.push(name);
         this.o.registry.publishSession(session.view());
@@ -317,10 +314,7 @@ export class SessionService {
             metadata: { [OWNER_KEY_ID_METADATA]: session.ownerKeyId },
           });
         } catch (error) {
-          throw new SwitchboardError('unavailable', {
-            message: 'The PDF could not be stored.',
-            cause: error,
-          });
+          throw dependencyUnavailable('The PDF could not be stored.', error);
         }
         session.pdfs.push(name);
         this.o.registry.publishSession(session.view());

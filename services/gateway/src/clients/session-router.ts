@@ -13,7 +13,7 @@ import {
   type SubmitResponse__Output,
 } from '@switchboard/contracts';
 import type { BrowserFleet, SessionRecord } from '@switchboard/browser-registry';
-import { SwitchboardError } from '@switchboard/errors';
+import { SwitchboardError, dependencyUnavailable } from '@switchboard/errors';
 import { callMetadata, createClient, ReplicaPool, unary, type UnaryMethod } from '@switchboard/grpc';
 import type { Logger } from '@switchboard/telemetry';
 import type { CallContext } from './call-context.js';
@@ -29,6 +29,11 @@ export interface SessionRoute {
 }
 
 const NO_CAPACITY_RETRY_AFTER_S = 5;
+/**
+ * How long the owner of an active session whose heartbeat looks late may take to say it still
+ * holds it: a dead worker refuses at once, a lost one costs this much.
+ */
+const LATE_HEARTBEAT_CONFIRM_MS = 2_000;
 
 /** BROWSER_KEY_CAPACITY_SHARE's default, for an endpoint that does not carry the setting. */
 export const DEFAULT_KEY_CAPACITY_SHARE = 0.5;
@@ -71,7 +76,7 @@ const endedSessionError = (route: SessionRoute) => {
 /**
  * The browser session router: the gateway's one door to the browser workers. Sessions are
  * sticky: the session registry says which worker owns each one, and every call goes to that
- * worker (one gRPC channel per worker address) after the ownership check. New sessions go to the
+ * worker (one gRPC channel per worker process) after the ownership check. New sessions go to the
  * live worker with the most free capacity, within the key's tier limit over the whole cluster (a
  * create that loses a race with another replica is undone), and a session's status is rewritten
  * from its worker's liveness.
@@ -82,7 +87,7 @@ export class SessionRouter {
    * (through WORKER_DNS_SERVER when set): health checks and the fallback for create.
    */
   readonly fallback: ReplicaPool<BrowserClient>;
-  private readonly byAddress = new Map<string, BrowserClient>();
+  private readonly byWorker = new Map<string, { address: string; client: BrowserClient }>();
   private readonly share: number;
 
   constructor(
@@ -164,20 +169,22 @@ export class SessionRouter {
   }
 
   /**
-   * Creates the session on the live worker with the most free sessions. A worker found gone is
-   * dropped from placement and the next one tried, so a crash costs no create its 6 s of staleness.
+   * Creates the session on the live worker with the most free sessions (with none live, on one
+   * whose heartbeat is only late). A worker found gone is dropped from placement and the next one
+   * tried, so a crash costs no create its 6 s of staleness.
    */
   private async placeSession(request: CreateSessionRequest, ctx: CallContext): Promise<Session> {
     for (;;) {
-      const worker = this.fleet.pickWorker();
+      const anyLive = this.fleet.liveWorkers().length > 0;
+      const worker = anyLive ? this.fleet.pickWorker() : this.fleet.pickLateWorker();
       if (!worker) {
-        if (this.fleet.liveWorkers().length > 0) {
+        if (anyLive) {
           throw new SwitchboardError('no_capacity', { retryAfterSeconds: NO_CAPACITY_RETRY_AFTER_S });
         }
         // No worker has announced itself (yet): the configured address may still serve.
         return this.fallback.unary((client) => client.CreateSession.bind(client), request, callMetadata(ctx));
       }
-      const client = this.clientFor(worker.grpc_address);
+      const client = this.clientFor(worker);
       let session: Session;
       try {
         session = await unary(client.CreateSession.bind(client), request, callMetadata(ctx));
@@ -237,7 +244,8 @@ export class SessionRouter {
   /** Details of a session whose worker is gone come from its last record, as `expired`. */
   async details(sessionId: string, ctx: CallContext): Promise<Session> {
     const route = await this.route(sessionId, ctx);
-    if (route.status !== route.record.session.status) return endedWithWorker(route.record.session);
+    const ended = route.status !== route.record.session.status;
+    if (ended && !(await this.ownerHolds(route, ctx))) return endedWithWorker(route.record.session);
     try {
       return await this.call(route, (c) => c.GetDetails.bind(c), { session_id: sessionId }, ctx);
     } catch (error) {
@@ -270,11 +278,7 @@ export class SessionRouter {
     try {
       record = await this.fleet.session(sessionId);
     } catch (error) {
-      throw new SwitchboardError('unavailable', {
-        message: 'The session registry is unavailable.',
-        retryAfterSeconds: 5,
-        cause: error,
-      });
+      throw dependencyUnavailable('The session registry is unavailable.', error);
     }
     if (!record || record.session.owner_key_id !== ctx.keyId) throw new SwitchboardError('session_not_found');
     return { record, status: this.fleet.effectiveStatus(record) };
@@ -298,7 +302,7 @@ export class SessionRouter {
   /** Closes every channel, the per-worker ones included. */
   closeChannels(): void {
     this.fallback.close();
-    for (const client of this.byAddress.values()) client.close();
+    for (const { client } of this.byWorker.values()) client.close();
   }
 
   /** An action (navigate, input, submit, capture): 410 for an ended session or a dead worker. */
@@ -309,7 +313,7 @@ export class SessionRouter {
     request: Req,
   ): Promise<Res> {
     const route = await this.route(sessionId, ctx);
-    if (route.status !== 'active') throw endedSessionError(route);
+    if (!(await this.ownerHolds(route, ctx))) throw endedSessionError(route);
     try {
       return await this.call(route, method, request, ctx);
     } catch (error) {
@@ -319,26 +323,67 @@ export class SessionRouter {
     }
   }
 
+  /**
+   * Whether the session is active on its worker. The registry decides, except for a session it
+   * lists as active on a worker whose heartbeat is late by this replica's clock: a busy worker or
+   * a lagging watch delays heartbeats without ending anything, so the worker is asked first.
+   */
+  private async ownerHolds(route: SessionRoute, ctx: CallContext): Promise<boolean> {
+    if (route.status === 'active') return true;
+    if (route.record.session.status !== 'active' || this.replaced(route.record)) return false;
+    const client = this.clientFor(route.record);
+    const held = await unary(
+      client.GetDetails.bind(client),
+      { session_id: route.record.session.session_id },
+      callMetadata(ctx),
+      { deadline: Date.now() + LATE_HEARTBEAT_CONFIRM_MS },
+    ).catch(() => undefined);
+    return held?.status === 'active';
+  }
+
   private call<Req, Res>(
     route: SessionRoute,
     method: (client: BrowserClient) => UnaryMethod<Req, Res>,
     request: Req,
     ctx: CallContext,
   ): Promise<Res> {
-    return unary(method(this.clientFor(route.record.grpc_address)), request, callMetadata(ctx));
+    return unary(method(this.clientFor(route.record)), request, callMetadata(ctx));
   }
 
-  private clientFor(address: string): BrowserClient {
-    let client = this.byAddress.get(address);
-    if (!client) {
-      client = createClient(Browser, address, {
-        ...endpointClientOptions(this.endpoint, this.logger),
-        // One attempt: a worker that refuses connections is gone, and its sessions with it.
-        maxAttempts: 1,
+  /**
+   * One channel per worker process, not per address. A worker restarted on its predecessor's
+   * address gets a fresh channel, which connects at once, instead of one still backing off from
+   * the refusals it met while the address was down: that one would fail the new worker's sessions
+   * fast, as if it were gone. The predecessor's channel is closed then.
+   */
+  private clientFor(worker: { worker_id: string; grpc_address: string }): BrowserClient {
+    // Its address serves a later process now, which a call meant for it must not reach (nor take
+    // that process's channel from it).
+    if (this.replaced(worker)) {
+      throw new SwitchboardError('unavailable', {
+        cause: new Error(`browser worker ${worker.worker_id} was replaced at ${worker.grpc_address}`),
       });
-      this.byAddress.set(address, client);
     }
+    const known = this.byWorker.get(worker.worker_id);
+    if (known) return known.client;
+    for (const [id, { address, client }] of this.byWorker) {
+      if (address !== worker.grpc_address) continue;
+      client.close();
+      this.byWorker.delete(id);
+    }
+    const client = createClient(Browser, worker.grpc_address, {
+      ...endpointClientOptions(this.endpoint, this.logger),
+      // One attempt: a worker that refuses connections is gone, and its sessions with it.
+      maxAttempts: 1,
+    });
+    this.byWorker.set(worker.worker_id, { address: worker.grpc_address, client });
     return client;
+  }
+
+  /** Whether another worker has announced itself from this worker's address since. */
+  private replaced(worker: { worker_id: string; grpc_address: string }): boolean {
+    const holder = this.fleet.workerAt(worker.grpc_address);
+    return holder !== undefined && holder !== worker.worker_id;
   }
 }
 
