@@ -65,12 +65,24 @@ export class LiveView {
     this.tabs ??= new WorkingTab(browser.context, browser.page, () => this.session.actionCount);
     const page = this.tabs.current();
     if (page !== this.page) {
+      this.page?.off('domcontentloaded', this.onLoaded);
       this.page = page;
+      page.on('domcontentloaded', this.onLoaded);
       this.framesOfTab = 0;
       this.switching = this.switching.then(() => this.watch(page));
     }
     if (this.lastFrame && Date.now() - this.lastSentAt >= RESEND_AFTER_MS) this.sendFrame(this.lastFrame);
   }
+
+  /**
+   * A new document may live in another renderer than the one the screencast was started in (a
+   * tab opened blank, then sent to a site): its frames would not come, so the tab is watched
+   * afresh over a new CDP session.
+   */
+  private readonly onLoaded = (page: Page): void => {
+    if (this.ended || page !== this.page) return;
+    this.switching = this.switching.then(() => this.watch(page));
+  };
 
   private async watch(page: Page): Promise<void> {
     const browser = this.session.browser;
@@ -178,6 +190,7 @@ export class LiveView {
     this.ended = true;
     clearInterval(this.timer);
     this.tabs?.dispose();
+    this.page?.off('domcontentloaded', this.onLoaded);
     const cdp = this.cdp;
     this.cdp = undefined;
     this.lastFrame = undefined;
