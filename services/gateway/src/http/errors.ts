@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
-import { SwitchboardError, isSwitchboardError } from '@switchboard/errors';
+import { SwitchboardError, isSwitchboardError, type ErrorCode } from '@switchboard/errors';
 import { isOpenAiPath, openAiErrorBody } from '../openai/errors.js';
 
 /** The gateway's one JSON error shape: a stable code, a message, the request id, the field at fault. */
@@ -81,11 +81,28 @@ export const notFound: RequestHandler = (_req, res) => {
   sendError(res, new SwitchboardError('not_found', { message: 'No such route.' }));
 };
 
+/**
+ * Answers that mean a part of the cluster failed the call (a worker or store out of reach, a
+ * deadline passed): an operator needs their cause, which the client is not shown. Capacity
+ * answers (`no_capacity`, `model_loading`) are load, and a tenant's page that fails is theirs.
+ */
+const CLUSTER_FAULTS: ReadonlySet<ErrorCode> = new Set([
+  'unavailable',
+  'upstream_failed',
+  'upstream_timeout',
+  'internal',
+]);
+
 /** Last in the chain: anything thrown becomes our JSON shape; the stack stays in the log. */
 export const errorHandler: ErrorRequestHandler = (error: unknown, _req, res, _next) => {
   const known = isSwitchboardError(error) ? error : fromExpressError(error);
   const { logger } = res.locals.ctx;
-  if (known) {
+  if (known && CLUSTER_FAULTS.has(known.code)) {
+    logger.warn(
+      { code: known.code, err: known.cause instanceof Error ? known.cause : known },
+      'request failed',
+    );
+  } else if (known) {
     logger.debug({ code: known.code }, 'request failed');
   } else {
     logger.error({ err: error }, 'unhandled error');
