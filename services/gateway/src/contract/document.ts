@@ -20,6 +20,8 @@ function registerRoute(route: Route): void {
     ...route.errors,
     ...(route.tier === undefined ? [] : (['tier_required'] as const)),
     ...(route.modelCalls === undefined ? [] : (['concurrency_limit'] as const)),
+    // A path parameter that is not valid percent-encoded UTF-8 is refused before the handler.
+    ...(route.path.includes('{') ? (['invalid_request'] as const) : []),
   ];
   const tierNote =
     route.tier && `Needs a key of the \`${route.tier}\` tier or higher (\`403 tier_required\`).`;

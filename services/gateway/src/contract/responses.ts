@@ -183,8 +183,15 @@ const statusText: Readonly<Record<number, string>> = {
   504: 'Gateway Timeout',
 };
 
-/** Codes answered with a `Retry-After` header. */
-const retryAfterCodes: readonly ErrorCode[] = ['rate_limited', 'model_loading', 'no_capacity'];
+/** Codes answered with a `Retry-After` header (`unavailable` only when a store or broker is down). */
+const retryAfterCodes: readonly ErrorCode[] = [
+  'rate_limited',
+  'concurrency_limit',
+  'quota_exceeded',
+  'model_loading',
+  'no_capacity',
+  'unavailable',
+];
 
 /** `X-Request-Id` on every response; the rate-limit pair on every response a key was counted for. */
 export function responseHeaders(auth: Auth, counted: boolean): Record<string, ReferenceObject> {
@@ -220,7 +227,7 @@ export function errorResponses(auth: Auth, codes: readonly ErrorCode[], dialect?
           ? {
               'Retry-After': headerRef(
                 'Retry-After',
-                `Sent with ${retry.map((c) => `\`${c}\``).join(' and ')}.`,
+                `Sent with ${retry.map((c) => `\`${c}\``).join(', ')}${retry.includes('unavailable') ? ' (`unavailable`: when a store or broker the call needs is down)' : ''}.`,
               ),
             }
           : {}),
