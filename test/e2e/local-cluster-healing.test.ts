@@ -8,6 +8,7 @@ import { freePort } from '@switchboard/devcluster';
 import { repoRoot } from '../support/gateway.js';
 import { descendants, isRunning, spawnNode } from '../support/processes.js';
 import { until } from '../support/stack.js';
+import { localClusterEnv } from '../support/local-cluster-env.js';
 
 const ADMIN_TOKEN = 'e2e-healing-admin-token-0123456789';
 
@@ -79,16 +80,12 @@ test(
     const cluster = spawnNode('local cluster', join(repoRoot, 'libs/devcluster/dist/main.js'), {
       cwd: repoRoot,
       outputLimit: Infinity,
-      env: {
-        PATH: process.env.PATH ?? '',
-        SWITCHBOARD_STATE_DIR: stateDir,
-        GATEWAY_PORT: String(port),
-        LOG_LEVEL: 'warn',
+      env: localClusterEnv(stateDir, port, {
         ADMIN_TOKEN,
         // Two llm replicas and the gateway are enough to show it; local-cluster.test.ts starts all.
         SWITCHBOARD_WORKERS: 'llm',
         SWITCHBOARD_REPLICAS: 'llm=2',
-      },
+      }),
     });
     const runner = cluster.child;
     t.after(async () => {

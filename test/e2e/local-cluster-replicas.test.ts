@@ -8,6 +8,7 @@ import { canConnect, freePort, startCluster } from '@switchboard/devcluster';
 import { waitForServing } from '@switchboard/grpc';
 import { repoRoot } from '../support/gateway.js';
 import { isRunning, spawnNode } from '../support/processes.js';
+import { localClusterEnv } from '../support/local-cluster-env.js';
 
 async function createKey(gatewayUrl: string, adminToken: string): Promise<string> {
   const res = await fetch(`${gatewayUrl}/admin/api/keys`, {
@@ -63,13 +64,9 @@ test(
     const cluster = await startCluster({
       root: repoRoot,
       workers: ['llm'],
-      env: {
-        PATH: process.env.PATH ?? '',
-        SWITCHBOARD_STATE_DIR: stateDir,
-        GATEWAY_PORT: String(await freePort()),
-        LOG_LEVEL: 'warn',
+      env: localClusterEnv(stateDir, await freePort(), {
         SWITCHBOARD_REPLICAS: 'llm=2',
-      },
+      }),
     });
     t.after(async () => {
       await cluster.stop();

@@ -11,6 +11,7 @@ import { repoRoot } from '../support/gateway.js';
 import { pngSize } from '../support/png.js';
 import { descendants, isRunning as alive, spawnNode } from '../support/processes.js';
 import { startTestSite } from '../support/test-site.js';
+import { localClusterEnv } from '../support/local-cluster-env.js';
 
 /** The data of a typed-client call that must answer `status`; otherwise fails showing its error body. */
 function answered<T>(call: { data?: T; error?: unknown; response: Response }, status: number): T {
@@ -30,16 +31,12 @@ test(
     const cluster = spawnNode('local cluster', join(repoRoot, 'libs/devcluster/dist/main.js'), {
       cwd: repoRoot,
       outputLimit: Infinity,
-      env: {
-        PATH: process.env.PATH ?? '',
-        SWITCHBOARD_STATE_DIR: stateDir,
-        GATEWAY_PORT: String(port),
-        LOG_LEVEL: 'warn',
+      env: localClusterEnv(stateDir, port, {
         ADMIN_TOKEN: 'e2e-admin-token-0123456789',
         BROWSER_ALLOWED_HOSTS: site.host,
         // The avatar back-end against the local fake of the D-ID Talks API, as README documents.
         SWITCHBOARD_FAKE_AVATAR: '1',
-      },
+      }),
     });
     const runner = cluster.child;
     // A failed check must not leave the cluster running (and the test process waiting on it).

@@ -13,6 +13,7 @@ import {
   type ShippedQuery,
 } from '../support/observability-queries.js';
 import { startTestSite } from '../support/test-site.js';
+import { localClusterEnv } from '../support/local-cluster-env.js';
 
 // The chart's dashboard, alerts and KEDA triggers asked of a real Prometheus: the local runner's
 // own (SWITCHBOARD_PROMETHEUS=1), scraping a cluster that has served a little of everything. A
@@ -157,14 +158,10 @@ test(
     });
     const cluster = await startCluster({
       root: repoRoot,
-      env: {
-        PATH: process.env.PATH ?? '',
-        SWITCHBOARD_STATE_DIR: stateDir,
-        GATEWAY_PORT: String(await freePort()),
-        LOG_LEVEL: 'warn',
+      env: localClusterEnv(stateDir, await freePort(), {
         BROWSER_ALLOWED_HOSTS: site.host,
         SWITCHBOARD_PROMETHEUS: '1',
-      },
+      }),
     });
     t.after(() => cluster.stop());
     const prometheusUrl = cluster.prometheusUrl;

@@ -15,6 +15,7 @@ import {
   type ReceivedSpan,
 } from '../support/otlp-receiver.js';
 import { startTestSite, type TestSite } from '../support/test-site.js';
+import { localClusterEnv } from '../support/local-cluster-env.js';
 
 // Traces from a real cluster, exported over OTLP/HTTP to a receiver in the test: each capability's
 // request is one trace from the gateway into the worker (an animation job across the queue), and
@@ -44,18 +45,14 @@ async function clusterExportingTo(
 ): Promise<Cluster> {
   return startCluster({
     root: repoRoot,
-    env: {
-      PATH: process.env.PATH ?? '',
-      SWITCHBOARD_STATE_DIR: stateDir,
-      GATEWAY_PORT: String(await freePort()),
-      LOG_LEVEL: 'warn',
+    env: localClusterEnv(stateDir, await freePort(), {
       BROWSER_ALLOWED_HOSTS: site.host,
       TRUSTED_PROXIES: `${PROXY}/32`,
       OTEL_BSP_SCHEDULE_DELAY: '200',
       ...(receiver ? { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url } : {}),
       ...(headersFile ? { OTEL_EXPORTER_OTLP_HEADERS_FILE: headersFile } : {}),
       ...(webhookHost ? { WEBHOOK_ALLOWED_HOSTS: webhookHost } : {}),
-    },
+    }),
   });
 }
 
