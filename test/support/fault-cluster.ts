@@ -64,6 +64,8 @@ export interface FaultWorker extends FaultProcess {
   readonly address: string;
   /** The running process's metrics URL (a new one after each start). */
   readonly metricsUrl: string;
+  /** A metric of the running process, summed over the series that carry `labels`. */
+  metric(name: string, labels?: Record<string, string>): Promise<number>;
 }
 
 /** A gateway process: a GatewayProcess (for admin(), createKey()) that can also be faulted. */
@@ -361,6 +363,7 @@ export async function startFaultCluster(options: FaultClusterOptions = {}): Prom
         get metricsUrl() {
           return managed.current.metricsUrl;
         },
+        metric: (metric: string, labels?: Record<string, string>) => managed.current.metric(metric, labels),
       });
     }
 
