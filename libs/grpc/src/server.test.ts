@@ -76,6 +76,31 @@ test('shutdown cancels what is still running when the grace period ends', async 
   }
 });
 
+test('a service declared for later answers unavailable (not UNIMPLEMENTED) until it is added, streams too', async () => {
+  const server = await serve([], undefined, { laterServices: ['Llm'] });
+  const client = createClient(Llm, server.address, { deadlineMs: 10_000, maxAttempts: 1 });
+  try {
+    const early = await unary(client.Complete.bind(client), { prompt: 'early' }).catch((e: unknown) => e);
+    assert.ok(early instanceof SwitchboardError, String(early));
+    assert.equal(early.code, 'unavailable');
+    const stream = client.StreamComplete({ prompt: 'early' });
+    const streamed = await new Promise<unknown>((resolve) => {
+      stream.on('error', resolve);
+      stream.on('end', () => resolve('ended'));
+      stream.resume();
+    });
+    assert.equal((streamed as { code?: number }).code, 14, `UNAVAILABLE, got ${String(streamed)}`);
+
+    server.addServices([llm()]);
+    assert.equal(server.health.get('switchboard.llm.v1.Llm'), 'NOT_SERVING');
+    assert.equal((await unary(client.Complete.bind(client), { prompt: 'late' })).text, 'late');
+    assert.equal(server.callsInFlight(), 0);
+  } finally {
+    client.close();
+    await server.shutdown(0);
+  }
+});
+
 test('a service added after the port is bound is served, NOT_SERVING until set', async () => {
   const server = await serve([]);
   const client = createClient(Llm, server.address, { deadlineMs: 10_000 });

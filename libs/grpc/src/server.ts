@@ -5,6 +5,7 @@ import { serverConnectionAge, serverKeepalive } from './channel-options.js';
 import { clusterAuthInterceptor } from './cluster-auth.js';
 import { OpenCalls } from './context.js';
 import { type ContextImplementation, wrapImplementation } from './handlers.js';
+import { LateService } from './late-service.js';
 import { HealthReporter, type ReportedStatus, serviceNameOf } from './health.js';
 import { type ServerTls, TLS_REFRESH_INTERVAL_MS, serverTransport } from './tls.js';
 
@@ -32,6 +33,12 @@ export interface GrpcServerOptions {
   host?: string;
   logger: Logger;
   services: ServiceRegistration[];
+  /**
+   * Services whose implementation is given later, by addServices (built only once the port is
+   * bound). Until then their calls are answered `unavailable`, which a caller's replica pool takes
+   * as "this replica is not ready", where an unknown service would be UNIMPLEMENTED: a bug.
+   */
+  laterServices?: readonly Exclude<keyof ServiceTypes, 'Health'>[];
   /** Health at start, for every service and overall. Default NOT_SERVING: models load first. */
   initialStatus?: ReportedStatus;
   /** Extra grpc-js server options, over the defaults (keepalive, ping permits, connection age). */
@@ -62,8 +69,8 @@ export interface GrpcServer {
   readonly server: Server;
   /**
    * Serves more services from now on, NOT_SERVING until set: for services that can only be built
-   * once the port is bound (a worker that publishes its own address). Calls that come earlier are
-   * answered UNIMPLEMENTED.
+   * once the port is bound (a worker that publishes its own address). Calls of a service named in
+   * `laterServices` that come earlier are answered `unavailable`; of any other, UNIMPLEMENTED.
    */
   addServices(services: readonly ServiceRegistration[]): void;
   /** Stops taking calls, lets in-flight ones finish for up to graceMs, then cuts the rest. */
@@ -84,12 +91,21 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<GrpcS
   const health = new HealthReporter(names, options.initialStatus);
   server.addService(Health.service, health.handlers);
   const open = new OpenCalls();
-  const serve = ({ definition, implementation }: ServiceRegistration) =>
-    server.addService(definition, wrapImplementation(definition, implementation, logger, open));
-  options.services.forEach(serve);
+  const wrap = ({ definition, implementation }: ServiceRegistration) =>
+    wrapImplementation(definition, implementation, logger, open);
+  options.services.forEach((service) => server.addService(service.definition, wrap(service)));
+  const later = new Map(
+    (options.laterServices ?? []).map((name) => {
+      const slot = new LateService(contractServices[name].service, wrap);
+      server.addService(slot.definition, slot.handlers);
+      return [slot.definition, slot] as const;
+    }),
+  );
   const addServices = (services: readonly ServiceRegistration[]) => {
     for (const service of services) {
-      serve(service);
+      const slot = later.get(service.definition);
+      if (slot) slot.serve(service);
+      else server.addService(service.definition, wrap(service));
       health.set(serviceNameOf(service.definition), 'NOT_SERVING');
     }
   };

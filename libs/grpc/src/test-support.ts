@@ -68,7 +68,7 @@ export function llm(overrides: Partial<ContextImplementation<LlmHandlers>> = {})
 export async function serve(
   services: ServiceRegistration[],
   logger: Logger = silent,
-  options: Pick<GrpcServerOptions, 'clusterSecret'> = {},
+  options: Pick<GrpcServerOptions, 'clusterSecret' | 'laterServices'> = {},
 ): Promise<GrpcServer & { address: string }> {
   const server = await startGrpcServer({ port: 0, host: '127.0.0.1', logger, services, ...options });
   return Object.assign(server, { address: `127.0.0.1:${server.port}` });

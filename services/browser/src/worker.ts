@@ -91,6 +91,7 @@ export function startBrowserWorker(config: BrowserConfig, logger: Logger): Promi
       logger,
       clusterSecret: config.clusterSecret,
       services: [],
+      laterServices: ['Browser'],
     });
     onRollback(() => server.shutdown(0));
     registerServingGauge(promRegistry, () => server.health.isServing());
