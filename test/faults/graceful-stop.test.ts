@@ -21,7 +21,9 @@ describe('SIGTERM of a worker or a gateway under mixed load', { timeout: 20 * 60
   let explain: LoadedCluster['explain'];
 
   before(async () => {
-    loaded = await startLoadedCluster({ gateways: 2 });
+    // A gateway's grace must outlast the longest call the load makes on a busy machine (a
+    // transcription can take tens of seconds here): a call still open when it ends is cut.
+    loaded = await startLoadedCluster({ gateways: 2, gatewayEnv: { SHUTDOWN_GRACE_MS: '45000' } });
     ({ cluster: c, load, explain } = loaded);
   });
 

@@ -56,13 +56,16 @@ export interface CallRecord {
 /**
  * Whether a failed call met one of the clean answers a caller gets when the worker behind it goes
  * away (docs/scaling.md): `503 unavailable` as a JSON error, or as the error event of a stream that
- * had started; once it is back, `503 model_loading` until its model has loaded (docs/api.md). A
+ * had started; once it is back, `503 model_loading` until its model has loaded (docs/api.md), or
+ * that code as a stream's error event when the refusal came after the stream's first-event wait. A
  * browser session that worker held is over: its later steps are `410` (ended, e.g. `worker_gone` or
  * `shutdown`) or `404` once no worker knows it.
  */
 export function failedCleanly(call: CallRecord): boolean {
   if (call.networkError !== undefined) return false;
-  if (call.streamError) return call.status === 200 && call.streamError.code === 'unavailable';
+  if (call.streamError) {
+    return call.status === 200 && ['unavailable', 'model_loading'].includes(call.streamError.code);
+  }
   if (call.status === 503 && (call.code === 'unavailable' || call.code === 'model_loading')) return true;
   return (
     call.route === 'browser' &&
