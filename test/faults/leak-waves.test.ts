@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect, type NatsConnection } from 'nats';
 import { bearer } from '../support/admin.js';
-import { startFaultCluster, type FaultCluster } from '../support/fault-cluster.js';
+import { gatewayLinesNaming, startFaultCluster, type FaultCluster } from '../support/fault-cluster.js';
 import { runWave, type WaveCounts, type WaveTargets } from '../support/leak-wave.js';
 import { childrenByName, filesUnder, mib, openFds, rss } from '../support/resource-census.js';
 import { sleep } from '../support/stack.js';
@@ -132,11 +132,17 @@ describe('leak waves', { timeout: 60 * 60_000 }, () => {
     };
   }
 
-  /** The end of each process's log (warnings and errors), for failure messages. */
-  const logs = () =>
-    [...cluster.gateways, ...Object.values(cluster.workers)]
-      .map((p) => `${p.name}:\n${p.output().slice(-1500)}`)
-      .join('\n');
+  /**
+   * The gateways' lines for the failed calls, then the end of each process's log (warnings and
+   * errors), for failure messages.
+   */
+  const logs = (failures: readonly string[]) =>
+    [
+      `gateway lines for the failed calls:\n${gatewayLinesNaming(cluster, failures).join('\n')}`,
+      ...[...cluster.gateways, ...Object.values(cluster.workers)].map(
+        (p) => `${p.name}:\n${p.output().slice(-1500)}`,
+      ),
+    ].join('\n');
 
   /** Top-level entries of a watched folder (a pooled browser's profile is one, whatever is inside). */
   const topLevel = (paths: readonly string[]) => paths.filter((p) => !p.includes('/'));
@@ -165,7 +171,7 @@ describe('leak waves', { timeout: 60 * 60_000 }, () => {
     // One call of each kind first, so connections opened on first use (gRPC channels, S3, the
     // Chromium pool) are part of the level the waves are compared with.
     const warmUp = await runWave(targets, { sessions: 2, queries: 4, uploads: 3, jobs: 3 });
-    assert.deepEqual(warmUp.failures, [], `warm-up; the processes said:\n${logs()}`);
+    assert.deepEqual(warmUp.failures, [], `warm-up; the processes said:\n${logs(warmUp.failures)}`);
     const base = await settledCensus(await census());
     const after: Census[] = [];
     for (let i = 1; i <= waves; i++) {
@@ -174,7 +180,7 @@ describe('leak waves', { timeout: 60 * 60_000 }, () => {
         `wave ${i}: ${(result.wallMs / 1000).toFixed(0)} s, ${result.failures.length} failed calls, ` +
           `${result.createRetries} session creates retried after a 503`,
       );
-      assert.deepEqual(result.failures, [], `wave ${i}; the processes said:\n${logs()}`);
+      assert.deepEqual(result.failures, [], `wave ${i}; the processes said:\n${logs(result.failures)}`);
       after.push(await settledCensus(base));
       const now = after.at(-1)!;
       console.log(

@@ -431,3 +431,21 @@ export async function startFaultCluster(options: FaultClusterOptions = {}): Prom
     throw error;
   }
 }
+
+/**
+ * The gateways' log lines for the requests whose ids appear in `texts` (error bodies carry their
+ * `request_id`): each failure the cluster caused is logged there at `warn`, with its cause.
+ */
+export function gatewayLinesNaming(
+  cluster: Pick<FaultCluster, 'gateways'>,
+  texts: readonly string[],
+): string[] {
+  const ids = texts.flatMap((text) => [...text.matchAll(/"request_id":"([^"]+)"/g)].map((m) => m[1]!));
+  if (ids.length === 0) return [];
+  return cluster.gateways.flatMap((g) =>
+    g
+      .output()
+      .split('\n')
+      .filter((line) => ids.some((id) => line.includes(id))),
+  );
+}

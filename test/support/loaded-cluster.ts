@@ -1,6 +1,11 @@
 // Where each fault test starts: a fault cluster with the mixed load running over every gateway,
 // once every route it runs has answered a call.
-import { startFaultCluster, type FaultCluster, type FaultClusterOptions } from './fault-cluster.js';
+import {
+  gatewayLinesNaming,
+  startFaultCluster,
+  type FaultCluster,
+  type FaultClusterOptions,
+} from './fault-cluster.js';
 import { startMixedLoad, type CallRecord, type MixedLoad, type MixedLoadOptions } from './mixed-load.js';
 
 export interface LoadedCluster {
@@ -46,12 +51,9 @@ export async function startLoadedCluster(
     cluster,
     load: started,
     explain: (records) => {
-      const ids = records.flatMap((r) => /"request_id":"([^"]+)"/.exec(r.detail ?? '')?.[1] ?? []);
-      const logged = cluster.gateways.flatMap((g) =>
-        g
-          .output()
-          .split('\n')
-          .filter((line) => ids.some((id) => line.includes(id))),
+      const logged = gatewayLinesNaming(
+        cluster,
+        records.map((r) => r.detail ?? ''),
       );
       const said = started.describe(records);
       return logged.length === 0 ? said : `${said}\ngateway log:\n${logged.join('\n')}`;
