@@ -8,10 +8,10 @@ const notReady = () =>
   new SwitchboardError('unavailable', { message: 'This replica is still starting; try another.' });
 
 /**
- * A service registered on the server before its implementation exists: grpc-js takes services only
- * before the port is bound, yet some can only be built after (a worker that publishes its own
- * address). Each method forwards to the implementation once `serve` has been given it, and until
- * then answers `unavailable`.
+ * A service registered on the server before its implementation exists (one built only once the
+ * port is bound: a worker that publishes its own address). A service the server does not know yet
+ * would answer UNIMPLEMENTED, which a caller takes for a bug; this one answers `unavailable` until
+ * `serve` gives it the implementation, then forwards each method to it.
  */
 export class LateService {
   readonly handlers: Record<string, UntypedHandleCall> = {};
