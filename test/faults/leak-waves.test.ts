@@ -12,6 +12,10 @@
 // waves at LEAK_SCALE=0.05 (15 sessions, 100 queries, 10 uploads, 5 jobs a wave) to stay within a
 // few minutes; the assertions are the same at any scale. LEAK_WAVES sets the number of waves (3).
 //
+// Resident memory is read after a full garbage collection in each process (through its inspector),
+// so that it measures what the process holds, not garbage awaiting the collector or a young
+// generation V8 grew for the last burst; what it was before that collection is printed beside it.
+//
 // The workers get temp folders of their own (TMPDIR), so the comparison is exact and not disturbed
 // by other test files writing to the system's /tmp at the same time.
 import assert from 'node:assert/strict';
@@ -23,6 +27,7 @@ import { connect, type NatsConnection } from 'nats';
 import { bearer } from '../support/admin.js';
 import { gatewayLinesNaming, startFaultCluster, type FaultCluster } from '../support/fault-cluster.js';
 import { runWave, type WaveCounts, type WaveTargets } from '../support/leak-wave.js';
+import { collectGarbage, gcReachableEnv } from '../support/heap.js';
 import { childrenByName, filesUnder, mib, openFds, rss } from '../support/resource-census.js';
 import { sleep } from '../support/stack.js';
 
@@ -41,7 +46,10 @@ const SETTLE_MS = 60_000;
 
 /** What the cluster holds at one moment. */
 interface Census {
+  /** Resident memory after a full garbage collection. */
   rss: Map<string, number>;
+  /** Resident memory as found, before that collection. */
+  rssUncollected: Map<string, number>;
   fds: Map<string, number>;
   /** Descendant processes of each process, by command name. */
   children: Map<string, Map<string, number>>;
@@ -70,15 +78,16 @@ describe('leak waves', { timeout: 60 * 60_000 }, () => {
       await chmod(dir, 0o711);
       folders.set(name, dir);
     }
-    const tmp = (name: string) => ({ TMPDIR: folders.get(name)! });
+    const tmp = (name: string) => ({ TMPDIR: folders.get(name)!, ...gcReachableEnv });
     cluster = await startFaultCluster({
       workers: ['llm', 'whisper', 'diffusion', 'animation', 'browser'],
+      gatewayEnv: gcReachableEnv,
       workerEnv: {
         llm: tmp('llm'),
         whisper: tmp('whisper'),
         diffusion: tmp('diffusion'),
         animation: tmp('animation'),
-        browser: { BROWSER_PROFILE_ROOT: folders.get('browser-profiles')! },
+        browser: { BROWSER_PROFILE_ROOT: folders.get('browser-profiles')!, ...gcReachableEnv },
       },
     });
     nc = await connect(cluster.nats.connectOptions('operator'));
@@ -105,10 +114,10 @@ describe('leak waves', { timeout: 60 * 60_000 }, () => {
     if (root) await rm(root, { recursive: true, force: true });
   });
 
-  const processes = () => [
-    ...cluster.gateways.map((g) => [g.name, g.pid!] as const),
-    ...Object.values(cluster.workers).map((w) => [w.name, w.pid!] as const),
-  ];
+  const processes = () =>
+    [...cluster.gateways, ...Object.values(cluster.workers)].map(
+      (p) => [p.name, p.pid!, () => p.output()] as const,
+    );
 
   async function census(): Promise<Census> {
     const jsm = await nc.jetstreamManager();
@@ -122,8 +131,11 @@ describe('leak waves', { timeout: 60 * 60_000 }, () => {
     const files = new Map<string, string[]>();
     for (const [name, dir] of folders) files.set(name, await filesUnder(dir));
     const procs = processes();
+    const rssUncollected = new Map(procs.map(([name, pid]) => [name, rss(pid)]));
+    for (const [, pid, output] of procs) await collectGarbage(pid, output);
     return {
       rss: new Map(procs.map(([name, pid]) => [name, rss(pid)])),
+      rssUncollected,
       fds: new Map(procs.map(([name, pid]) => [name, openFds(pid)])),
       children: new Map(procs.map(([name, pid]) => [name, childrenByName(pid)])),
       files,
@@ -187,7 +199,8 @@ describe('leak waves', { timeout: 60 * 60_000 }, () => {
         [...now.rss]
           .map(
             ([name, bytes]) =>
-              `  ${name.padEnd(10)} rss ${mib(bytes).padStart(6)} MiB  fds ${now.fds.get(name)}`,
+              `  ${name.padEnd(10)} rss ${mib(bytes).padStart(6)} MiB ` +
+              `(${mib(now.rssUncollected.get(name)!).padStart(6)} before collection)  fds ${now.fds.get(name)}`,
           )
           .join('\n'),
       );
