@@ -96,7 +96,9 @@ test("a key with a backlog of images does not make another key's image wait behi
   const gateway = diffusion.stack.gateway;
   const heavy = await createKey(gateway, { tier: 'enterprise', rate_limit_per_minute: 10_000 });
   const light = await createKey(gateway, { rate_limit_per_minute: 10_000 });
-  const body = (seed: number) => ({ prompt: 'a lighthouse', width: 64, height: 64, steps: 12, seed });
+  // Each image takes long enough to make (about ten times its storing and answering) that answers
+  // reach the client in the order the worker took the calls, give or take one.
+  const body = (seed: number) => ({ prompt: 'a lighthouse', width: 128, height: 128, steps: 60, seed });
   const finished: string[] = [];
   const track = (name: string, res: Promise<Response>) =>
     res.then((answer) => {
@@ -121,6 +123,9 @@ test("a key with a backlog of images does not make another key's image wait behi
   const lightCalls = [track('light', post(gateway, '/generate-image', light.key, body(7)))];
   await untilMetric(diffusion.worker, 'diffusion_queue_depth', (n) => n === 6);
   lightCalls.push(post(gateway, '/generate-image', light.key, body(8)));
+  // Queued before the third is sent: two requests sent together may reach the gateway's count in
+  // either order, and the one refused must be the third.
+  await untilMetric(diffusion.worker, 'diffusion_queue_depth', (n) => n === 7);
   await assertConcurrencyLimit(await post(gateway, '/generate-image', light.key, body(9)));
   holder.abort();
   assert.ok((await held) instanceof Error);
