@@ -28,7 +28,11 @@ export interface CreateClientOptions {
   deadlineMs: number;
   /** Gets a warn line per call that fails with UNAVAILABLE or DEADLINE_EXCEEDED (after retries). */
   logger?: Logger;
-  /** Attempts for UNAVAILABLE, first included. Default 3. */
+  /**
+   * Attempts for UNAVAILABLE, first included. Default 3. With 1, grpc-js still sends a call again
+   * that never reached the server's handlers (transparent retry): one whose stream could not start
+   * on a connection the server had just closed with GOAWAY, always; one the server refused, once.
+   */
   maxAttempts?: number;
   channelOptions?: ChannelOptions;
   /** Sent as CLUSTER_SECRET_KEY metadata on every call: workers refuse calls without it. */
@@ -49,11 +53,14 @@ export function createClient<C extends Client>(
   const interceptors: Interceptor[] = [defaultDeadline(options.deadlineMs)];
   if (options.logger) interceptors.push(logTransportFailures(options.logger, address));
   if (options.clusterSecret !== undefined) interceptors.push(clusterSecretInterceptor(options.clusterSecret));
-  // grpc-js retry policies need at least two attempts; one attempt means no retry policy at all.
+  // grpc-js retry policies need at least two attempts; one attempt means no retry policy, which
+  // leaves grpc-js's transparent retries. Those must stay: a server closing a connection (its age,
+  // a drain) refuses the streams that cross its GOAWAY, and a stream started as it lands fails to
+  // start (INTERNAL); neither reached a handler, and neither is an answer for the caller.
   const retries =
     (options.maxAttempts ?? 3) > 1
       ? { 'grpc.enable_retries': 1, 'grpc.service_config': retryServiceConfig(options.maxAttempts) }
-      : { 'grpc.enable_retries': 0 };
+      : {};
   const transport = options.transport ?? plaintextTransport;
   return new Ctor(address, transport.credentials, {
     ...clientKeepalive,
