@@ -261,6 +261,42 @@ test('connections that age out (GOAWAY) fail no call and leave the replica SERVI
   }
 });
 
+test('calls on a leased channel that cross a GOAWAY are sent again by grpc-js, not failed', async () => {
+  // A leased call is not retried by the pool (an upload's bytes are not kept): only grpc-js's
+  // transparent retry can save one that a closing connection refused before any handler took it.
+  const replicas = await startReplicas(1, () => undefined, {
+    'grpc.max_connection_age_ms': 50,
+    'grpc.max_connection_age_grace_ms': 1_000,
+  });
+  const pool = poolOf(replicas);
+  const failures = new Map<string, number>();
+  let served = 0;
+  const leased = () =>
+    new Promise<void>((resolve) => {
+      const { client, done } = pool.lease();
+      client.Complete({ prompt: 'hi' }, (error) => {
+        done();
+        if (error) failures.set(error.message, (failures.get(error.message) ?? 0) + 1);
+        else served += 1;
+        resolve();
+      });
+    });
+  try {
+    await until(() => pool.replicas()[0]?.status === 'SERVING', 'SERVING');
+    // Eight callers for 1.5 s: about thirty connections closed under them.
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        for (const end = Date.now() + 1_500; Date.now() < end;) await leased();
+      }),
+    );
+    assert.deepEqual([...failures], []);
+    assert.ok(served > 0);
+  } finally {
+    pool.close();
+    await replicas.stop();
+  }
+});
+
 test('a stream is in flight until it ends', async () => {
   const replicas = await startReplicas(1);
   const pool = poolOf(replicas);
