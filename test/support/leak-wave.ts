@@ -183,8 +183,12 @@ async function animationJob(gateway: GatewayProcess, t: WaveTargets, cancel: boo
   if (!wanted.includes(job.status)) throw new Error(`job ${job.status}: ${JSON.stringify(job.error)}`);
 }
 
-/** Runs one wave: the four kinds of traffic side by side, each with a few calls at a time. */
-export async function runWave(t: WaveTargets, counts: WaveCounts): Promise<WaveResult> {
+/**
+ * Runs one wave: the four kinds of traffic side by side, each with a few calls at a time. A burst
+ * sends every call of each kind at once instead, none given up on: the most any worker is asked
+ * to hold together.
+ */
+export async function runWave(t: WaveTargets, counts: WaveCounts, burst = false): Promise<WaveResult> {
   const started = Date.now();
   const retriesBefore = createRetries;
   const failures: string[] = [];
@@ -195,15 +199,23 @@ export async function runWave(t: WaveTargets, counts: WaveCounts): Promise<WaveR
       (error: Error) => void failures.push(`${route}: ${error.message}`),
     );
   const audio = transcribeBody(toneWav(2));
+  const lanes = (count: number, parallel: number) => (burst ? count : parallel);
+  const given = (i: number, every: number) => !burst && dropped(i, every);
   await Promise.all([
-    pool(counts.sessions, 3, (i) => attempt('browser', () => browserSession(gatewayOf(i), t))),
-    pool(counts.queries, 6, (i) => attempt('query', () => streamedQuery(gatewayOf(i), t, dropped(i, 4)))),
-    pool(counts.uploads, 3, (i) =>
+    pool(counts.sessions, lanes(counts.sessions, 3), (i) =>
+      attempt('browser', () => browserSession(gatewayOf(i), t)),
+    ),
+    pool(counts.queries, lanes(counts.queries, 6), (i) =>
+      attempt('query', () => streamedQuery(gatewayOf(i), t, given(i, 4))),
+    ),
+    pool(counts.uploads, lanes(counts.uploads, 3), (i) =>
       attempt('transcribe', () =>
-        dropped(i, 3) ? cutUpload(gatewayOf(i), t, audio) : upload(gatewayOf(i), t, audio),
+        given(i, 3) ? cutUpload(gatewayOf(i), t, audio) : upload(gatewayOf(i), t, audio),
       ),
     ),
-    pool(counts.jobs, 4, (i) => attempt('animate', () => animationJob(gatewayOf(i), t, dropped(i, 3)))),
+    pool(counts.jobs, lanes(counts.jobs, 4), (i) =>
+      attempt('animate', () => animationJob(gatewayOf(i), t, given(i, 3))),
+    ),
   ]);
   return { failures, createRetries: createRetries - retriesBefore, wallMs: Date.now() - started };
 }
