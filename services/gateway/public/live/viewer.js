@@ -21,6 +21,9 @@ let socket;
 let mode = 'view';
 let frames = 0;
 let shownUrl;
+/** The frame being loaded into the <img>, and the newest one that came meanwhile. */
+let loadingUrl;
+let nextFrame;
 let finished = false;
 /** When the socket was opened, to say how long the first picture took (data-first-frame-ms). */
 let connectedAt = 0;
@@ -37,16 +40,43 @@ function finish(state, text) {
   setState(state, text);
 }
 
+/**
+ * Draws a frame once the one loading has loaded: setting `src` while a picture still loads aborts
+ * it, and frames that come faster than pictures load would then never show one. Frames that come
+ * meanwhile replace each other; only the newest is drawn.
+ */
 function showFrame(blob) {
-  const url = URL.createObjectURL(blob);
-  const previous = shownUrl;
-  shownUrl = url;
-  screen.src = url;
-  if (previous) URL.revokeObjectURL(previous);
-  frames += 1;
-  document.body.dataset.frames = String(frames);
-  if (frames === 1) document.body.dataset.firstFrameMs = String(Math.round(performance.now() - connectedAt));
+  if (loadingUrl) {
+    nextFrame = blob;
+    return;
+  }
+  loadingUrl = URL.createObjectURL(blob);
+  screen.src = loadingUrl;
 }
+
+/** The frame loading has loaded (or failed to decode, and is skipped): the next one may load. */
+function frameSettled(loaded) {
+  if (!loadingUrl) return;
+  if (loaded) {
+    if (shownUrl) URL.revokeObjectURL(shownUrl);
+    shownUrl = loadingUrl;
+    frames += 1;
+    document.body.dataset.frames = String(frames);
+    if (frames === 1)
+      document.body.dataset.firstFrameMs = String(Math.round(performance.now() - connectedAt));
+  } else {
+    URL.revokeObjectURL(loadingUrl);
+  }
+  loadingUrl = undefined;
+  if (nextFrame) {
+    const blob = nextFrame;
+    nextFrame = undefined;
+    showFrame(blob);
+  }
+}
+
+screen.addEventListener('load', () => frameSettled(true));
+screen.addEventListener('error', () => frameSettled(false));
 
 function connect() {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
