@@ -62,11 +62,11 @@ export async function startBrowserStack(
   // Run as root, the workers start Chromium as a user of its own, which must reach its profiles.
   await chmod(profileRoot, 0o711);
   const bucket = 'switchboard-test';
-  const startBrowserWorker = async () =>
+  const startBrowserWorker = () =>
     startWorker('browser', {
+      freshPorts: ['DEVTOOLS_PORT'],
       env: {
         ...nats.env('browser'),
-        DEVTOOLS_PORT: String(await freePort()),
         DEVTOOLS_HOST: '127.0.0.1',
         BROWSER_ALLOWED_HOSTS: `${site.host},${refusedHost}`,
         BROWSER_DNS_SERVERS: dns.address,

@@ -46,6 +46,11 @@ export interface StartWorkerOptions {
   host?: string;
   /** The gRPC port (default a free one), e.g. the port its fellow replicas share. */
   port?: number;
+  /**
+   * Variables naming more ports it binds (`DEVTOOLS_PORT`): each gets a free port on every start,
+   * so a port taken meanwhile by another process is not tried again.
+   */
+  freshPorts?: readonly string[];
 }
 
 /**
@@ -60,6 +65,8 @@ async function startWorkerOnce(name: string, options: StartWorkerOptions): Promi
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? (await freePort(host));
   const metricsPort = await freePort();
+  const freshPorts: Record<string, string> = {};
+  for (const variable of options.freshPorts ?? []) freshPorts[variable] = String(await freePort());
   const proc = spawnNode(`${name} worker`, join(repoRoot, `services/${name}/dist/main.js`), {
     env: {
       PATH: process.env.PATH ?? '',
@@ -69,6 +76,7 @@ async function startWorkerOnce(name: string, options: StartWorkerOptions): Promi
       CLUSTER_SECRET: testClusterSecret,
       LOG_LEVEL: 'warn',
       ...options.env,
+      ...freshPorts,
     },
   });
   const { child, output } = proc;
