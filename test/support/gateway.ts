@@ -60,7 +60,7 @@ function gatewayEnv(env: Record<string, string>): Record<string, string> {
     WEBHOOK_SECRETS_KEY: testWebhookSecretsKey,
     LOG_LEVEL: 'warn',
     // Workers that are not running: nothing listens on these ports. They are unassigned ports
-    // below 1024, never handed out by freePort() (the kernel's ephemeral range), so no process of
+    // below 1024, never handed out by freePort() (20000 and up), so no process of
     // this or another test file running beside it can start listening there meanwhile.
     LLM_ADDR: '127.0.0.1:4',
     WHISPER_ADDR: '127.0.0.1:6',

@@ -1,16 +1,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { canConnect, freePort } from './ports.js';
 import { startNats, startRedis } from './infra.js';
 import { firstBytes } from './ports.js';
 
-test('freePort returns a bindable port', async () => {
-  const port = await freePort();
-  assert.ok(port > 0 && port < 65536);
-  assert.equal(await canConnect(port), false);
+test('freePort returns a bindable port below the ephemeral range, where connections take theirs', async () => {
+  const [ephemeralStart] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/);
+  const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+  for (const port of ports) {
+    assert.ok(port >= 20_000 && port < Number(ephemeralStart), `${port}`);
+    assert.equal(await canConnect(port), false);
+  }
+  assert.ok(new Set(ports).size > 1, 'not always the same port');
 });
 
 test('startNats serves the NATS protocol with JetStream, and stop removes its temp store', async () => {

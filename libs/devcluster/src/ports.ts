@@ -1,11 +1,38 @@
+import { readFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 
 /**
- * A TCP port that was free a moment ago on 127.0.0.1. The kernel picks it (port 0), so parallel
- * test files do not collide the way a fixed or random-guess port would; a tiny race remains until
- * the caller binds it, which the process starters below absorb by retrying.
+ * Where freePort() looks: below the kernel's ephemeral range (Linux: 32768–60999 unless
+ * configured), from which every outgoing connection takes its local port. A port found free
+ * inside that range can be taken by any connection the machine opens before the process it was
+ * found for binds it (seconds, for a worker loading models); below it, only by another listener.
  */
-export function freePort(host = '127.0.0.1'): Promise<number> {
+const FREE_PORT_FLOOR = 20_000;
+
+/** The first port of the ephemeral range, or undefined where the kernel does not say (not Linux). */
+function ephemeralStart(): number | undefined {
+  try {
+    const first = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
+    return Number.isInteger(first) ? first : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a listener can bind host:port now (it is closed again at once). */
+function bindable(port: number, host: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+}
+
+/** A port the kernel picks (port 0), inside its ephemeral range. */
+function kernelPort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -18,6 +45,24 @@ export function freePort(host = '127.0.0.1'): Promise<number> {
       });
     });
   });
+}
+
+/**
+ * A TCP port that was free a moment ago on `host`: a random one between 20000 and the start of
+ * the kernel's ephemeral range that could be bound, so parallel test files rarely guess the same
+ * one and outgoing connections never take it; the kernel's pick where that range is too small or
+ * unknown. A tiny race remains until the caller binds it, which the process starters below absorb
+ * by retrying.
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const ceiling = ephemeralStart();
+  if (ceiling !== undefined && ceiling - FREE_PORT_FLOOR >= 1_000) {
+    for (let guess = 0; guess < 20; guess++) {
+      const port = FREE_PORT_FLOOR + Math.floor(Math.random() * (ceiling - FREE_PORT_FLOOR));
+      if (await bindable(port, host)) return port;
+    }
+  }
+  return kernelPort(host);
 }
 
 /** How many fresh ports a process starter tries before it gives up. */
