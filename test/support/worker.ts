@@ -48,7 +48,7 @@ export interface StartWorkerOptions {
   port?: number;
   /**
    * Variables naming more ports it binds (`DEVTOOLS_PORT`): each gets a free port on every start,
-   * so a port taken meanwhile by another process is not tried again.
+   * so a port taken meanwhile by another process is not tried again. A port `env` gives is kept.
    */
   freshPorts?: readonly string[];
 }
@@ -75,8 +75,8 @@ async function startWorkerOnce(name: string, options: StartWorkerOptions): Promi
       METRICS_PORT: String(metricsPort),
       CLUSTER_SECRET: testClusterSecret,
       LOG_LEVEL: 'warn',
-      ...options.env,
       ...freshPorts,
+      ...options.env,
     },
   });
   const { child, output } = proc;
