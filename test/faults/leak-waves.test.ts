@@ -44,12 +44,8 @@ const FD_SLACK = 8;
 /** Time for closed sessions, cut uploads and canceled jobs to be cleaned up, and the pool refilled. */
 const SETTLE_MS = 60_000;
 
-/** What the cluster holds at one moment. */
-interface Census {
-  /** Resident memory after a full garbage collection. */
-  rss: Map<string, number>;
-  /** Resident memory as found, before that collection. */
-  rssUncollected: Map<string, number>;
+/** What the cluster holds at one moment, but for memory: cheap enough to poll. */
+interface Holdings {
   fds: Map<string, number>;
   /** Descendant processes of each process, by command name. */
   children: Map<string, Map<string, number>>;
@@ -58,6 +54,14 @@ interface Census {
   consumers: number;
   /** Subjects with a value in each KV bucket. */
   kvKeys: Map<string, number>;
+}
+
+/** Holdings with each process's memory. */
+interface Census extends Holdings {
+  /** Resident memory after a full garbage collection. */
+  rss: Map<string, number>;
+  /** Resident memory as found, before that collection. */
+  rssUncollected: Map<string, number>;
 }
 
 describe('leak waves', { timeout: 60 * 60_000 }, () => {
@@ -119,7 +123,7 @@ describe('leak waves', { timeout: 60 * 60_000 }, () => {
       (p) => [p.name, p.pid!, () => p.output()] as const,
     );
 
-  async function census(): Promise<Census> {
+  async function holdings(): Promise<Holdings> {
     const jsm = await nc.jetstreamManager();
     let consumers = 0;
     const kvKeys = new Map<string, number>();
@@ -131,17 +135,21 @@ describe('leak waves', { timeout: 60 * 60_000 }, () => {
     const files = new Map<string, string[]>();
     for (const [name, dir] of folders) files.set(name, await filesUnder(dir));
     const procs = processes();
-    const rssUncollected = new Map(procs.map(([name, pid]) => [name, rss(pid)]));
-    for (const [, pid, output] of procs) await collectGarbage(pid, output);
     return {
-      rss: new Map(procs.map(([name, pid]) => [name, rss(pid)])),
-      rssUncollected,
       fds: new Map(procs.map(([name, pid]) => [name, openFds(pid)])),
       children: new Map(procs.map(([name, pid]) => [name, childrenByName(pid)])),
       files,
       consumers,
       kvKeys,
     };
+  }
+
+  /** Each process's resident memory, as found and after a full garbage collection in it. */
+  async function memory(): Promise<Pick<Census, 'rss' | 'rssUncollected'>> {
+    const procs = processes();
+    const rssUncollected = new Map(procs.map(([name, pid]) => [name, rss(pid)]));
+    for (const [, pid, output] of procs) await collectGarbage(pid, output);
+    return { rss: new Map(procs.map(([name, pid]) => [name, rss(pid)])), rssUncollected };
   }
 
   /**
@@ -158,7 +166,7 @@ describe('leak waves', { timeout: 60 * 60_000 }, () => {
 
   /** Top-level entries of a watched folder (a pooled browser's profile is one, whatever is inside). */
   const topLevel = (paths: readonly string[]) => paths.filter((p) => !p.includes('/'));
-  const childCount = (c: Census, name: string) =>
+  const childCount = (c: Holdings, name: string) =>
     [...(c.children.get(name)?.values() ?? [])].reduce((a, b) => a + b, 0);
 
   /** Each process's memory and descriptors in a census, a line each. */
@@ -171,33 +179,36 @@ describe('leak waves', { timeout: 60 * 60_000 }, () => {
       )
       .join('\n');
 
-  /** Waits until what a census shows has gone back to `base` (or SETTLE_MS pass), then returns it. */
-  async function settledCensus(base: Census): Promise<Census> {
+  /**
+   * Waits until what the cluster holds has gone back to `base` (or SETTLE_MS pass), then returns
+   * that with each process's memory (collected once, not on every poll).
+   */
+  async function settledCensus(base: Holdings): Promise<Census> {
     const deadline = Date.now() + SETTLE_MS;
     // Idle keep-alive sockets close after the servers' 5 s timeouts; give them that at least.
     await sleep(6000);
     for (;;) {
-      const now = await census();
+      const now = await holdings();
       const settled =
         [...now.children.keys()].every((name) => childCount(now, name) <= childCount(base, name)) &&
         [...now.files].every(
           ([name, paths]) => topLevel(paths).length <= topLevel(base.files.get(name)!).length,
         ) &&
         [...now.fds].every(([name, n]) => n <= base.fds.get(name)! + FD_SLACK);
-      if (settled || Date.now() > deadline) return now;
+      if (settled || Date.now() > deadline) return { ...now, ...(await memory()) };
       await sleep(1000);
     }
   }
 
   it(`holds no more after ${waves} waves of ${JSON.stringify(wave)} than after the first`, async () => {
     // A burst first: as many calls of each kind at once as a wave ever has open, or more (uploads:
-    // more than the whisper worker batches together), so connections opened on first use (gRPC channels, S3, the Chromium
-    // pool), batches and the allocators' arenas have the size the waves can ask of them before the
-    // level they are compared with is taken. Without it a wave that happened to form a larger batch
+    // more than the whisper worker batches together), so connections opened on first use (gRPC
+    // channels, S3, the Chromium pool), batches and the allocators' arenas have the size the waves
+    // can ask of them before the level they are compared with is taken. Without it a wave that happened to form a larger batch
     // than the first raised the whisper worker's RSS by 100 MiB, once.
     const warmUp = await runWave(targets, { sessions: 3, queries: 8, uploads: 6, jobs: 5 }, true);
     assert.deepEqual(warmUp.failures, [], `warm-up; the processes said:\n${logs(warmUp.failures)}`);
-    const base = await settledCensus(await census());
+    const base = await settledCensus(await holdings());
     console.log(`before the waves:\n${levels(base)}`);
     const after: Census[] = [];
     for (let i = 1; i <= waves; i++) {

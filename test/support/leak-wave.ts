@@ -199,23 +199,20 @@ export async function runWave(t: WaveTargets, counts: WaveCounts, burst = false)
       (error: Error) => void failures.push(`${route}: ${error.message}`),
     );
   const audio = transcribeBody(toneWav(2));
-  const lanes = (count: number, parallel: number) => (burst ? count : parallel);
+  // pool() never runs more lanes than it has calls.
+  const lanes = (parallel: number) => (burst ? Number.POSITIVE_INFINITY : parallel);
   const given = (i: number, every: number) => !burst && dropped(i, every);
   await Promise.all([
-    pool(counts.sessions, lanes(counts.sessions, 3), (i) =>
-      attempt('browser', () => browserSession(gatewayOf(i), t)),
-    ),
-    pool(counts.queries, lanes(counts.queries, 6), (i) =>
+    pool(counts.sessions, lanes(3), (i) => attempt('browser', () => browserSession(gatewayOf(i), t))),
+    pool(counts.queries, lanes(6), (i) =>
       attempt('query', () => streamedQuery(gatewayOf(i), t, given(i, 4))),
     ),
-    pool(counts.uploads, lanes(counts.uploads, 3), (i) =>
+    pool(counts.uploads, lanes(3), (i) =>
       attempt('transcribe', () =>
         given(i, 3) ? cutUpload(gatewayOf(i), t, audio) : upload(gatewayOf(i), t, audio),
       ),
     ),
-    pool(counts.jobs, lanes(counts.jobs, 4), (i) =>
-      attempt('animate', () => animationJob(gatewayOf(i), t, given(i, 3))),
-    ),
+    pool(counts.jobs, lanes(4), (i) => attempt('animate', () => animationJob(gatewayOf(i), t, given(i, 3)))),
   ]);
   return { failures, createRetries: createRetries - retriesBefore, wallMs: Date.now() - started };
 }
